@@ -1,0 +1,51 @@
+"""One base exception, specific subclasses. Only :class:`RetryableError` subclasses are ever retried."""
+
+from __future__ import annotations
+
+
+class HippoRAGError(Exception):
+    """Base of every error raised by hipporag-neo4j."""
+
+
+class ConfigError(HippoRAGError):
+    """A setting is missing, unknown or invalid."""
+
+
+class InputError(HippoRAGError):
+    """Bad user input: an unreadable file, an empty passage, a malformed record."""
+
+
+class StoreError(HippoRAGError):
+    """The store cannot be opened, read or written."""
+
+
+class ModelMismatchError(StoreError):
+    """The store was built with another embedding model or dimension than the one configured."""
+
+
+class SchemaVersionError(StoreError):
+    """The store's schema version is not one this release can read."""
+
+
+class CapabilityError(StoreError):
+    """The server lacks something required (Neo4j version, vector indexes, GDS...)."""
+
+
+class LLMError(HippoRAGError):
+    """An LLM call failed for good (after retries, or with a non-retryable error)."""
+
+
+class RetryableError(HippoRAGError):
+    """A transient failure worth retrying (429, 5xx, timeouts, transient database errors)."""
+
+
+class LLMOutputError(LLMError):
+    """The LLM answered, but not with what the prompt asked for (malformed or partial JSON)."""
+
+
+class ExtractionError(HippoRAGError):
+    """Extraction failed for one passage; the message says why."""
+
+
+class EmbeddingError(HippoRAGError):
+    """The embedding model cannot be loaded or used."""

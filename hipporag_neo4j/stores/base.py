@@ -1,0 +1,202 @@
+"""The store protocol: everything the pipeline asks of a graph store.
+
+The pipeline (indexing, retrieval, delete) talks only to this protocol; :mod:`.embedded` and
+:mod:`.neo4j` implement it, and ``tests/test_store_conformance.py`` asserts the same behaviour of both.
+
+Graph model, shared by both stores:
+
+* ``Passage {id, title, text, embedding}``
+* ``Phrase {id, name, embedding, passage_count}``; specificity = 1 / passage_count
+* ``Fact {id, subject, predicate, object, text, embedding}`` with provenance ``(Passage)-[:STATES]->(Fact)``;
+  the triples kept for HippoRAG-2-style fact retrieval and for exact delete
+* ``(Phrase)-[:RELATION {predicates, weight}]->(Phrase)``: derived from facts, one edge per (subject, object),
+  weight = number of (passage, fact) pairs behind it
+* ``(Phrase)-[:SYNONYM {score}]->(Phrase)``: cosine >= tau, stored once per pair with ``source.id < target.id``
+* ``(Passage)-[:MENTIONS {count}]->(Phrase)``: count = occurrences of the phrase in the passage's
+  extraction (each triple slot, plus one when it is also a named entity)
+
+PPR runs on the phrase graph with RELATION and SYNONYM edges taken as undirected and weighted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from hipporag_neo4j.models import Passage, StoreStats
+
+Vector = npt.NDArray[np.float32]
+Matrix = npt.NDArray[np.float32]
+EmbeddedKind = Literal["passage", "phrase", "fact"]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PhraseRecord:
+    id: str
+    name: str
+    embedding: Vector
+
+
+@dataclass(frozen=True)
+class FactRecord:
+    id: str
+    subject_id: str
+    predicate: str
+    object_id: str
+    text: str
+    embedding: Vector | None = None  # None when the fact is already in the store
+
+
+@dataclass
+class PassageRecord:
+    """One passage ready to write: its embedding, phrase mentions and facts."""
+
+    passage: Passage
+    embedding: Vector
+    mentions: dict[str, int]  # phrase id -> count
+    facts: list[FactRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SynonymEdge:
+    source_id: str
+    target_id: str
+    score: float  # cosine similarity
+
+    def canonical(self) -> SynonymEdge:
+        if self.source_id <= self.target_id:
+            return self
+        return SynonymEdge(self.target_id, self.source_id, self.score)
+
+
+@dataclass(frozen=True)
+class PhraseHit:
+    id: str
+    name: str
+    similarity: float  # cosine similarity in [-1, 1]
+    passage_count: int
+
+
+@dataclass(frozen=True)
+class PassageScore:
+    passage_id: str
+    score: float
+    top_phrases: list[tuple[str, float]] = field(default_factory=list)  # (phrase name, contribution)
+
+
+@dataclass(frozen=True)
+class StoreMeta:
+    schema_version: int
+    embedding_model: str
+    embedding_dim: int
+
+
+@dataclass
+class DeleteReport:
+    passages: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    phrases_removed: int = 0
+    facts_removed: int = 0
+    synonym_edges_removed: int = 0
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    """A HippoRAG knowledge graph. Every write method is idempotent."""
+
+    backend: str
+
+    # --- lifecycle and metadata -------------------------------------------------------------
+    def open(self, embedding_model: str, embedding_dim: int) -> StoreMeta:
+        """Create the schema if needed and check it: raises ModelMismatchError when the store was built
+        with another embedding model or dimension, SchemaVersionError for an unknown schema version."""
+        ...
+
+    def meta(self) -> StoreMeta | None:
+        """The recorded metadata, or None for a store never opened."""
+        ...
+
+    def close(self) -> None: ...
+
+    # --- indexing ---------------------------------------------------------------------------
+    def existing_passages(self, ids: Sequence[str]) -> set[str]:
+        """Which of these passage ids are already stored."""
+        ...
+
+    def missing_phrases(self, ids: Sequence[str]) -> set[str]:
+        """Which of these phrase ids are not stored yet (so only new phrases get embedded)."""
+        ...
+
+    def missing_facts(self, ids: Sequence[str]) -> set[str]: ...
+
+    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> None:
+        """Write new phrases, then passages with their mentions and facts, atomically per call.
+        Updates relation edges and passage counts. Passages already stored are left as they are."""
+        ...
+
+    def nearest_phrases(
+        self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
+    ) -> list[list[PhraseHit]]:
+        """For each (L2-normalised) vector, up to ``top_k`` stored phrases with cosine >= min_similarity,
+        most similar first; ``exclude_ids[i]`` is left out of row i (the query phrase itself)."""
+        ...
+
+    def write_synonyms(self, edges: Sequence[SynonymEdge]) -> int:
+        """MERGE synonym edges (canonical direction); returns how many were new."""
+        ...
+
+    def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
+        """Remove passages and all that only they supported; update specificity and relation weights."""
+        ...
+
+    # --- retrieval ----------------------------------------------------------------------------
+    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
+        """Exact look-up of normalised phrase names (similarity 1.0)."""
+        ...
+
+    def personalized_pagerank(
+        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+    ) -> dict[str, float]:
+        """PPR over the phrase graph from weighted seeds (phrase id -> weight, normalised inside);
+        returns phrase id -> score (scores sum to 1), only non-zero scores."""
+        ...
+
+    def graph_passage_scores(
+        self,
+        seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        limit: int,
+        explain_phrases: int,
+    ) -> list[PassageScore]:
+        """PPR, then passage score = sum over mentioned phrases of PPR x count; the best ``limit``
+        passages with score > 0, highest first, each with its top contributing phrases."""
+        ...
+
+    def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
+        """Passages by cosine similarity to the query vector, highest first."""
+        ...
+
+    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]: ...
+
+    def passage_count(self) -> int: ...
+
+    def stats(self) -> StoreStats: ...
+
+    # --- maintenance -------------------------------------------------------------------------
+    def iter_texts(self, kind: EmbeddedKind, batch_size: int) -> Iterator[list[tuple[str, str]]]:
+        """(id, text) of every passage, phrase or fact, in batches: what ``reembed`` re-encodes."""
+        ...
+
+    def set_embeddings(self, kind: EmbeddedKind, ids: Sequence[str], vectors: Matrix) -> None: ...
+
+    def set_embedding_model(self, embedding_model: str, embedding_dim: int) -> None:
+        """Record a new model after ``reembed``; also rebuilds vector indexes where the dimension changed."""
+        ...
