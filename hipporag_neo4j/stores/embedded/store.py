@@ -1,0 +1,478 @@
+"""The embedded store: a directory with one SQLite database; no server.
+
+Writes are transactional (one transaction per batch), so a crash leaves the store as it was before the
+batch. Retrieval runs from an in-memory snapshot (numpy / scipy) that is loaded lazily and rebuilt when the
+graph version changes, also when another process wrote to the same store.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from hipporag_neo4j.errors import ModelMismatchError, SchemaVersionError, StoreError
+from hipporag_neo4j.models import Passage, StoreStats
+from hipporag_neo4j.ppr import personalized_pagerank
+from hipporag_neo4j.stores.base import (
+    SCHEMA_VERSION,
+    DeleteReport,
+    EmbeddedKind,
+    Matrix,
+    PassageRecord,
+    PassageScore,
+    PhraseHit,
+    PhraseRecord,
+    StoreMeta,
+    SynonymEdge,
+    Vector,
+)
+from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
+from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot, PhraseIndex
+
+DB_FILE = "graph.sqlite"
+_QUERY_CHUNK = 512  # query vectors scored at once: bounds the similarity matrix to 512 x |phrases|
+_SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
+
+_TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases", "fact": "facts"}
+
+
+def _blob(vector: Vector) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+def _chunks(items: Sequence[str], size: int = _SQL_CHUNK) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class EmbeddedStore:
+    """GraphStore on SQLite + numpy. ``path`` is a directory, created on :meth:`open`."""
+
+    backend = "embedded"
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._conn: sqlite3.Connection | None = None
+        self._meta: StoreMeta | None = None
+        self._lock = threading.RLock()
+        self._phrases: PhraseIndex | None = None
+        self._snapshot: GraphSnapshot | None = None
+        self._loaded_version = -1
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path / DB_FILE, check_same_thread=False, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA busy_timeout=30000")
+                conn.execute("PRAGMA foreign_keys=ON")
+                conn.executescript(SCHEMA)
+            except (sqlite3.DatabaseError, OSError) as exc:
+                raise StoreError(f"cannot open embedded store at {self.path}: {exc}") from exc
+            self._conn = conn
+        return self._conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        conn = self._connect()
+        with self._lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('graph_version', '1') "
+                    "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
+                conn.execute("COMMIT")
+
+    def _read_meta(self) -> dict[str, str]:
+        return dict(self._connect().execute("SELECT key, value FROM meta").fetchall())
+
+    def meta(self) -> StoreMeta | None:
+        values = self._read_meta()
+        if "embedding_model" not in values:
+            return None
+        return StoreMeta(
+            schema_version=int(values.get("schema_version", 0)),
+            embedding_model=values["embedding_model"],
+            embedding_dim=int(values["embedding_dim"]),
+        )
+
+    def open(self, embedding_model: str, embedding_dim: int) -> StoreMeta:
+        existing = self.meta()
+        if existing is None:
+            with self._transaction() as conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                    [
+                        ("schema_version", str(SCHEMA_VERSION)),
+                        ("embedding_model", embedding_model),
+                        ("embedding_dim", str(embedding_dim)),
+                    ],
+                )
+            existing = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
+        if existing.schema_version != SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"store {self.path} has schema version {existing.schema_version}; this release reads "
+                f"version {SCHEMA_VERSION}"
+            )
+        if (existing.embedding_model, existing.embedding_dim) != (embedding_model, embedding_dim):
+            raise ModelMismatchError(
+                f"store {self.path} was built with embedding model {existing.embedding_model!r} "
+                f"({existing.embedding_dim}-d), but {embedding_model!r} ({embedding_dim}-d) is configured. "
+                "Configure the original model, or run `hipporag-neo4j reembed` to re-embed the store."
+            )
+        self._meta = existing
+        return existing
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self._phrases = None
+        self._snapshot = None
+
+    @property
+    def _dim(self) -> int:
+        if self._meta is None:
+            raise StoreError("store is not open: call open(embedding_model, embedding_dim) first")
+        return self._meta.embedding_dim
+
+    def _graph_version(self) -> int:
+        row = self._connect().execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _phrase_index(self) -> PhraseIndex:
+        self._sync_version()
+        if self._phrases is None:
+            self._phrases = PhraseIndex.load(self._connect(), self._dim)
+        return self._phrases
+
+    def _sync_version(self) -> None:
+        """Drop in-memory state if someone (another process, or delete) changed the store."""
+        version = self._graph_version()
+        if version != self._loaded_version:
+            self._phrases = None
+            self._snapshot = None
+            self._loaded_version = version
+
+    def _graph(self) -> GraphSnapshot:
+        with self._lock:
+            phrases = self._phrase_index()
+            if self._snapshot is None:
+                self._snapshot = GraphSnapshot.load(self._connect(), self._dim, phrases)
+            return self._snapshot
+
+    # --- indexing ----------------------------------------------------------------------------
+    def _existing(self, table: str, ids: Sequence[str]) -> set[str]:
+        conn = self._connect()
+        found: set[str] = set()
+        for chunk in _chunks(list(dict.fromkeys(ids))):
+            sql = f"SELECT id FROM {table} WHERE id IN ({_placeholders(len(chunk))})"
+            found.update(r[0] for r in conn.execute(sql, list(chunk)))
+        return found
+
+    def existing_passages(self, ids: Sequence[str]) -> set[str]:
+        return self._existing("passages", ids)
+
+    def missing_phrases(self, ids: Sequence[str]) -> set[str]:
+        return set(ids) - self._existing("phrases", ids)
+
+    def missing_facts(self, ids: Sequence[str]) -> set[str]:
+        return set(ids) - self._existing("facts", ids)
+
+    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> None:
+        known_version = self._graph_version()
+        with self._transaction() as conn:
+            stored = self._existing("passages", [r.passage.id for r in passages])
+            new_passages = [r for r in passages if r.passage.id not in stored]
+            known = self._existing("phrases", [p.id for p in phrases])
+            new_phrases = list({p.id: p for p in phrases if p.id not in known}.values())
+            conn.executemany(
+                "INSERT INTO phrases(id, name, embedding) VALUES (?, ?, ?)",
+                [(p.id, p.name, _blob(p.embedding)) for p in new_phrases],
+            )
+            conn.executemany(
+                "INSERT INTO passages(id, title, text, metadata, embedding) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (
+                        r.passage.id,
+                        r.passage.title,
+                        r.passage.text,
+                        json.dumps(r.passage.metadata, ensure_ascii=False),
+                        _blob(r.embedding),
+                    )
+                    for r in new_passages
+                ],
+            )
+            conn.executemany(
+                "INSERT INTO mentions(passage_id, phrase_id, count) VALUES (?, ?, ?)",
+                [(r.passage.id, pid, n) for r in new_passages for pid, n in r.mentions.items()],
+            )
+            facts = {f.id: f for r in new_passages for f in r.facts}
+            conn.executemany(
+                "INSERT OR IGNORE INTO facts(id, subject_id, predicate, object_id, text, embedding) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (f.id, f.subject_id, f.predicate, f.object_id, f.text,
+                     None if f.embedding is None else _blob(f.embedding))
+                    for f in facts.values()
+                ],
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO states(passage_id, fact_id) VALUES (?, ?)",
+                [(r.passage.id, f.id) for r in new_passages for f in r.facts],
+            )
+        with self._lock:
+            # Keep the phrase vectors warm for the synonym search that follows, unless someone else wrote.
+            if self._phrases is not None and self._loaded_version == known_version:
+                self._phrases.append(
+                    [p.id for p in new_phrases],
+                    [p.name for p in new_phrases],
+                    np.array([p.embedding for p in new_phrases], dtype=np.float32).reshape(-1, self._dim),
+                )
+                self._loaded_version = self._graph_version()
+            self._snapshot = None
+
+    def nearest_phrases(
+        self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
+    ) -> list[list[PhraseHit]]:
+        with self._lock:
+            index = self._phrase_index()
+            counts = self._passage_counts()
+        results: list[list[PhraseHit]] = []
+        n = len(index.ids)
+        if n == 0:
+            return [[] for _ in range(len(vectors))]
+        k = min(top_k + 1, n)
+        for start in range(0, len(vectors), _QUERY_CHUNK):
+            sims = vectors[start : start + _QUERY_CHUNK] @ index.vectors.T
+            best = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (len(sims), 1))
+            for row, candidates in enumerate(best):
+                exclude = exclude_ids[start + row] if exclude_ids else None
+                ordered = sorted(candidates, key=lambda j: (-sims[row, j], index.ids[j]))
+                hits = [
+                    PhraseHit(index.ids[j], index.names[j], float(sims[row, j]), counts.get(index.ids[j], 0))
+                    for j in ordered
+                    if index.ids[j] != exclude and sims[row, j] >= min_similarity
+                ]
+                results.append(hits[:top_k])
+        return results
+
+    def _passage_counts(self) -> dict[str, int]:
+        if self._snapshot is not None:
+            snap = self._snapshot
+            return {pid: int(c) for pid, c in zip(snap.phrases.ids, snap.passage_counts, strict=False)}
+        rows = self._connect().execute("SELECT phrase_id, COUNT(*) FROM mentions GROUP BY phrase_id")
+        return dict(rows.fetchall())
+
+    def write_synonyms(self, edges: Sequence[SynonymEdge]) -> int:
+        rows = {}
+        for edge in edges:
+            e = edge.canonical()
+            if e.source_id != e.target_id:
+                rows[(e.source_id, e.target_id)] = e.score
+        if not rows:
+            return 0
+        with self._transaction() as conn:
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT OR IGNORE INTO synonyms(source_id, target_id, score) VALUES (?, ?, ?)",
+                [(s, t, score) for (s, t), score in rows.items()],
+            )
+            added = conn.total_changes - before
+        with self._lock:
+            self._snapshot = None
+        return added
+
+    def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
+        ids = list(dict.fromkeys(ids))
+        report = DeleteReport()
+        with self._transaction() as conn:
+            present = self._existing("passages", ids)
+            report.passages = [i for i in ids if i in present]
+            report.missing = [i for i in ids if i not in present]
+            if not present:
+                return report
+            gone = list(present)
+            phrase_ids: set[str] = set()
+            fact_ids: set[str] = set()
+            for chunk in _chunks(gone):
+                marks = _placeholders(len(chunk))
+                phrase_ids.update(
+                    r[0] for r in conn.execute(f"SELECT phrase_id FROM mentions WHERE passage_id IN ({marks})", chunk)
+                )
+                fact_ids.update(
+                    r[0] for r in conn.execute(f"SELECT fact_id FROM states WHERE passage_id IN ({marks})", chunk)
+                )
+                conn.execute(f"DELETE FROM mentions WHERE passage_id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM states WHERE passage_id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM passages WHERE id IN ({marks})", chunk)
+            orphan_facts = [
+                f for f in fact_ids if conn.execute("SELECT 1 FROM states WHERE fact_id = ?", (f,)).fetchone() is None
+            ]
+            for chunk in _chunks(orphan_facts):
+                conn.execute(f"DELETE FROM facts WHERE id IN ({_placeholders(len(chunk))})", chunk)
+            orphan_phrases = [
+                p
+                for p in phrase_ids
+                if conn.execute("SELECT 1 FROM mentions WHERE phrase_id = ?", (p,)).fetchone() is None
+            ]
+            for chunk in _chunks(orphan_phrases):
+                marks = _placeholders(len(chunk))
+                before = conn.total_changes
+                conn.execute(f"DELETE FROM synonyms WHERE source_id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM synonyms WHERE target_id IN ({marks})", chunk)
+                report.synonym_edges_removed += conn.total_changes - before
+                conn.execute(f"DELETE FROM phrases WHERE id IN ({marks})", chunk)
+            report.facts_removed = len(orphan_facts)
+            report.phrases_removed = len(orphan_phrases)
+        with self._lock:
+            self._phrases = None
+            self._snapshot = None
+        return report
+
+    # --- retrieval ---------------------------------------------------------------------------
+    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
+        wanted = list(dict.fromkeys(names))
+        conn = self._connect()
+        found: dict[str, PhraseHit] = {}
+        for chunk in _chunks(wanted):
+            sql = (
+                "SELECT p.id, p.name, (SELECT COUNT(*) FROM mentions m WHERE m.phrase_id = p.id) "
+                f"FROM phrases p WHERE p.name IN ({_placeholders(len(chunk))})"
+            )
+            for pid, name, count in conn.execute(sql, list(chunk)):
+                found[name] = PhraseHit(pid, name, 1.0, int(count))
+        return found
+
+    def _ppr_vector(
+        self, graph: GraphSnapshot, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+    ) -> np.ndarray:
+        reset = np.zeros(len(graph.phrases.ids), dtype=np.float64)
+        for phrase_id, weight in seeds.items():
+            position = graph.phrases.position.get(phrase_id)
+            if position is not None and position < len(reset) and weight > 0:
+                reset[position] += weight
+        if reset.sum() <= 0:
+            return np.zeros_like(reset)
+        return personalized_pagerank(graph.transition, graph.dangling, reset, damping, max_iterations, tolerance)
+
+    def personalized_pagerank(
+        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+    ) -> dict[str, float]:
+        graph = self._graph()
+        scores = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
+        return {graph.phrases.ids[i]: float(scores[i]) for i in np.flatnonzero(scores)}
+
+    def graph_passage_scores(
+        self,
+        seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        limit: int,
+        explain_phrases: int,
+    ) -> list[PassageScore]:
+        graph = self._graph()
+        ppr = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
+        scores = graph.mentions @ ppr
+        order = [i for i in np.argsort(-scores, kind="stable")[:limit] if scores[i] > 0]
+        results = []
+        for i in order:
+            row = graph.mentions.getrow(i)
+            contributions = sorted(
+                ((graph.phrases.names[j], float(c * ppr[j])) for j, c in zip(row.indices, row.data, strict=True)),
+                key=lambda item: -item[1],
+            )
+            results.append(PassageScore(graph.passage_ids[i], float(scores[i]), contributions[:explain_phrases]))
+        return results
+
+    def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
+        graph = self._graph()
+        if not graph.passage_ids:
+            return []
+        sims = graph.passage_vectors @ vector
+        order = np.argsort(-sims, kind="stable")[:limit]
+        return [PassageScore(graph.passage_ids[i], float(sims[i])) for i in order]
+
+    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        found: dict[str, Passage] = {}
+        conn = self._connect()
+        for chunk in _chunks(list(dict.fromkeys(ids))):
+            sql = f"SELECT id, title, text, metadata FROM passages WHERE id IN ({_placeholders(len(chunk))})"
+            for pid, title, text, metadata in conn.execute(sql, list(chunk)):
+                found[pid] = Passage(id=pid, title=title, text=text, metadata=json.loads(metadata))
+        return found
+
+    def passage_count(self) -> int:
+        return int(self._connect().execute("SELECT COUNT(*) FROM passages").fetchone()[0])
+
+    def stats(self) -> StoreStats:
+        conn = self._connect()
+
+        def count(sql: str) -> int:
+            return int(conn.execute(sql).fetchone()[0])
+
+        meta = self.meta()
+        return StoreStats(
+            backend=self.backend,
+            location=str(self.path),
+            passages=count("SELECT COUNT(*) FROM passages"),
+            phrases=count("SELECT COUNT(*) FROM phrases"),
+            facts=count("SELECT COUNT(*) FROM facts"),
+            relation_edges=count(f"SELECT COUNT(*) FROM ({RELATION_EDGES})"),
+            synonym_edges=count("SELECT COUNT(*) FROM synonyms"),
+            mentions=count("SELECT COUNT(*) FROM mentions"),
+            embedding_model=meta.embedding_model if meta else None,
+            embedding_dim=meta.embedding_dim if meta else None,
+            schema_version=meta.schema_version if meta else None,
+            extra={"graph_version": self._graph_version()},
+        )
+
+    # --- maintenance ---------------------------------------------------------------------------
+    def iter_texts(self, kind: EmbeddedKind, batch_size: int) -> Iterator[list[tuple[str, str]]]:
+        sql = {
+            "passage": "SELECT id, CASE WHEN title IS NULL OR title = '' THEN text ELSE title || char(10) || text END "
+            "FROM passages ORDER BY id",
+            "phrase": "SELECT id, name FROM phrases ORDER BY id",
+            "fact": "SELECT id, text FROM facts ORDER BY id",
+        }[kind]
+        cursor = self._connect().execute(sql)
+        while batch := cursor.fetchmany(batch_size):
+            yield [(r[0], r[1]) for r in batch]
+
+    def set_embeddings(self, kind: EmbeddedKind, ids: Sequence[str], vectors: Matrix) -> None:
+        table = _TABLE_OF[kind]
+        with self._transaction() as conn:
+            conn.executemany(
+                f"UPDATE {table} SET embedding = ? WHERE id = ?",
+                [(_blob(v), i) for i, v in zip(ids, vectors, strict=True)],
+            )
+
+    def set_embedding_model(self, embedding_model: str, embedding_dim: int) -> None:
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
+            )
+        self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
+        self._phrases = None
+        self._snapshot = None
