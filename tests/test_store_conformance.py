@@ -1,0 +1,232 @@
+"""One suite, every store: the same writes must give the same graph, scores and deletes.
+
+Runs on the embedded store everywhere, and on Neo4j where a server is reachable (see neo4j_support.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import igraph as ig
+import numpy as np
+import pytest
+from fakes import HashEmbedder
+
+from hipporag_neo4j.errors import ModelMismatchError
+from hipporag_neo4j.models import Passage
+from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord, SynonymEdge
+from hipporag_neo4j.text import fact_text, make_fact_id, make_phrase_id
+
+pytestmark = pytest.mark.integration
+
+EMB = HashEmbedder(dim=16)
+DAMPING = 0.5
+
+
+def _open_store(kind: str, tmp_path: Path) -> GraphStore:
+    if kind == "embedded":
+        from hipporag_neo4j.stores.embedded import EmbeddedStore
+
+        store: GraphStore = EmbeddedStore(tmp_path / "store")
+    else:
+        from neo4j_support import neo4j_settings_or_skip
+
+        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+        store = Neo4jStore(neo4j_settings_or_skip())
+    store.open(EMB.model_name, EMB.dimension)
+    return store
+
+
+@pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
+    s = _open_store(request.param, tmp_path)
+    yield s
+    s.close()
+
+
+# A fixed corpus: (passage id, text, triples). 'stanford' and 'thomas' bridge passages.
+CORPUS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
+    ("p1", "Thomas is a professor at Stanford.", [("thomas", "is professor at", "stanford")]),
+    ("p2", "Thomas researches Alzheimer's.", [("thomas", "researches", "alzheimer s")]),
+    ("p3", "Maria works at Stanford on robots.", [("maria", "works at", "stanford"), ("maria", "builds", "robots")]),
+    ("p4", "Lee studies Alzheimer's at Harvard.", [("lee", "studies", "alzheimer s"), ("lee", "works at", "harvard")]),
+    ("p5", "Harvard is in Cambridge.", [("harvard", "is in", "cambridge"), ("harvard", "is in", "cambridge")]),
+]
+
+
+def _records(ids: set[str]) -> tuple[list[PhraseRecord], list[PassageRecord]]:
+    phrases: dict[str, PhraseRecord] = {}
+    records = []
+    for pid, text, triples in CORPUS:
+        if pid not in ids:
+            continue
+        mentions: dict[str, int] = {}
+        facts = []
+        for s, p, o in triples:
+            for name in (s, o):
+                phrase_id = make_phrase_id(name)
+                phrases[phrase_id] = PhraseRecord(phrase_id, name, EMB.encode([name])[0])
+                mentions[phrase_id] = mentions.get(phrase_id, 0) + 1
+            fid = make_fact_id(s, p, o)
+            facts.append(FactRecord(fid, make_phrase_id(s), p, make_phrase_id(o), fact_text(s, p, o), EMB.encode([fact_text(s, p, o)])[0]))
+        records.append(PassageRecord(Passage(id=pid, text=text), EMB.encode([text])[0], mentions, facts))
+    return list(phrases.values()), records
+
+
+def _index(store: GraphStore, ids: set[str]) -> None:
+    phrases, records = _records(ids)
+    store.write_passages(phrases, records)
+
+
+def _snapshot(store: GraphStore) -> dict[str, object]:
+    """Everything observable through the protocol, for comparing two stores or two histories."""
+    stats = store.stats()
+    names = sorted({n for _, _, triples in CORPUS for s, _, o in triples for n in (s, o)})
+    found = store.phrases_by_name(names)
+    seeds = {h.id: 1.0 for h in found.values()}
+    ppr = store.personalized_pagerank(seeds, DAMPING, 200, 1e-10) if seeds else {}
+    return {
+        "counts": (stats.passages, stats.phrases, stats.facts, stats.relation_edges, stats.synonym_edges, stats.mentions),
+        "phrases": {n: h.passage_count for n, h in found.items()},
+        "ppr": {k: round(v, 6) for k, v in ppr.items()},
+    }
+
+
+def test_indexing_writes_the_graph(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p3", "p4", "p5"})
+    stats = store.stats()
+    assert stats.passages == 5
+    assert stats.phrases == 8  # thomas stanford alzheimer_s maria robots lee harvard cambridge
+    assert stats.facts == 7  # the duplicated harvard triple in p5 is one fact
+    assert stats.relation_edges == 7
+    counts = {n: h.passage_count for n, h in store.phrases_by_name(["stanford", "harvard", "robots"]).items()}
+    assert counts == {"stanford": 2, "harvard": 2, "robots": 1}
+
+
+def test_writes_are_idempotent(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p3"})
+    once = _snapshot(store)
+    _index(store, {"p1", "p2", "p3"})
+    assert _snapshot(store) == once
+    assert store.existing_passages(["p1", "p9"]) == {"p1"}
+
+
+def test_missing_phrases_and_facts(store: GraphStore) -> None:
+    _index(store, {"p1"})
+    assert store.missing_phrases([make_phrase_id("thomas"), make_phrase_id("maria")]) == {make_phrase_id("maria")}
+    known = make_fact_id("thomas", "is professor at", "stanford")
+    assert store.missing_facts([known, "fact-unknown"]) == {"fact-unknown"}
+
+
+def test_synonyms_are_stored_once_per_pair(store: GraphStore) -> None:
+    _index(store, {"p1", "p2"})
+    a, b = make_phrase_id("thomas"), make_phrase_id("stanford")
+    assert store.write_synonyms([SynonymEdge(a, b, 0.9), SynonymEdge(b, a, 0.9)]) == 1
+    assert store.write_synonyms([SynonymEdge(a, b, 0.9)]) == 0
+    assert store.stats().synonym_edges == 1
+
+
+def test_nearest_phrases_returns_cosine(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p3"})
+    query = EMB.encode(["stanford", "robots variant"])  # the second is a near-duplicate of "robots"
+    hits = store.nearest_phrases(query, top_k=2, min_similarity=0.5, exclude_ids=[make_phrase_id("stanford"), ""])
+    assert all(h.name != "stanford" for h in hits[0])
+    assert hits[1][0].name == "robots"
+    assert hits[1][0].similarity == pytest.approx(float(query[1] @ EMB.encode(["robots"])[0]), abs=1e-4)
+    assert hits[1][0].passage_count == 1
+
+
+def _igraph_reference(store: GraphStore, seeds: dict[str, float]) -> dict[str, float]:
+    names = sorted({n for _, _, triples in CORPUS for s, _, o in triples for n in (s, o)})
+    present = store.phrases_by_name(names)
+    ids = sorted(h.id for h in present.values())
+    pos = {pid: i for i, pid in enumerate(ids)}
+    weights: dict[tuple[int, int], float] = {}
+    edges: dict[tuple[str, str], float] = {}
+    seen_facts: set[tuple[str, str, str, str]] = set()
+    for pid, _text, triples in CORPUS:
+        if not store.existing_passages([pid]):
+            continue
+        for s, p, o in triples:
+            key = (pid, s, p, o)
+            if key in seen_facts:
+                continue
+            seen_facts.add(key)
+            e = (make_phrase_id(s), make_phrase_id(o))
+            edges[e] = edges.get(e, 0.0) + 1.0
+    for (s, o), w in edges.items():
+        weights[(pos[s], pos[o])] = w
+    g = ig.Graph(n=len(ids), edges=list(weights), directed=False)
+    g.es["weight"] = list(weights.values())
+    reset = [seeds.get(pid, 0.0) for pid in ids]
+    scores = g.personalized_pagerank(damping=DAMPING, directed=False, weights="weight", reset=reset)
+    return dict(zip(ids, scores, strict=True))
+
+
+def test_ppr_matches_igraph(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p3", "p4", "p5"})
+    seeds = {make_phrase_id("stanford"): 0.5, make_phrase_id("alzheimer s"): 1.0}
+    ours = store.personalized_pagerank(seeds, DAMPING, 200, 1e-12)
+    reference = _igraph_reference(store, seeds)
+    assert sum(ours.values()) == pytest.approx(1.0, abs=1e-6)
+    for pid, score in reference.items():
+        assert ours.get(pid, 0.0) == pytest.approx(score, abs=1e-4)
+
+
+def test_graph_passage_scores_aggregate_ppr_times_count(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p3", "p4", "p5"})
+    seeds = {make_phrase_id("stanford"): 1.0, make_phrase_id("alzheimer s"): 1.0}
+    ppr = store.personalized_pagerank(seeds, DAMPING, 200, 1e-12)
+    scored = store.graph_passage_scores(seeds, DAMPING, 200, 1e-12, limit=3, explain_phrases=2)
+    assert len(scored) == 3
+    assert [s.score for s in scored] == sorted((s.score for s in scored), reverse=True)
+    _, records = _records({"p1", "p2", "p3", "p4", "p5"})
+    expected = {r.passage.id: sum(ppr.get(k, 0.0) * c for k, c in r.mentions.items()) for r in records}
+    for item in scored:
+        assert item.score == pytest.approx(expected[item.passage_id], abs=1e-4)
+        assert len(item.top_phrases) <= 2
+        assert item.top_phrases[0][1] >= item.top_phrases[-1][1]
+    best = sorted(expected, key=lambda k: -expected[k])[:3]
+    assert {s.passage_id for s in scored} == set(best)
+
+
+def test_dense_passage_scores(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p3"})
+    query = EMB.encode(["Thomas researches Alzheimer's."])[0]
+    scored = store.dense_passage_scores(query, limit=2)
+    assert scored[0].passage_id == "p2"
+    assert scored[0].score == pytest.approx(1.0, abs=1e-4)
+    assert len(scored) == 2
+
+
+def test_delete_is_exact(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p4"})
+    only_a = _snapshot(store)
+    _index(store, {"p3", "p5"})
+    a = make_phrase_id("maria")
+    b = make_phrase_id("robots")
+    store.write_synonyms([SynonymEdge(a, b, 0.85)])  # an edge only B's phrases support
+    report = store.delete_passages(["p3", "p5", "nope"])
+    assert sorted(report.passages) == ["p3", "p5"]
+    assert report.missing == ["nope"]
+    assert report.phrases_removed == 3  # maria, robots, cambridge (harvard stays: p4)
+    assert _snapshot(store) == only_a
+    assert store.get_passages(["p3", "p1"]).keys() == {"p1"}
+
+
+def test_reopen_with_other_model_is_refused(store: GraphStore) -> None:
+    with pytest.raises(ModelMismatchError, match="hash-embedder"):
+        store.open("another-model", 32)
+
+
+def test_get_passages_and_texts(store: GraphStore) -> None:
+    _index(store, {"p1", "p2"})
+    assert store.get_passages(["p2"])["p2"].text == "Thomas researches Alzheimer's."
+    texts = [t for batch in store.iter_texts("phrase", 2) for t in batch]
+    assert sorted(name for _, name in texts) == ["alzheimer s", "stanford", "thomas"]
+    phrase_ids = [i for i, _ in texts]
+    store.set_embeddings("phrase", phrase_ids, np.stack([EMB.encode(["z"])[0]] * len(phrase_ids)))
+    hits = store.nearest_phrases(EMB.encode(["z"]), top_k=5, min_similarity=0.99)
+    assert len(hits[0]) == 3
