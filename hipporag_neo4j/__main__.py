@@ -1,0 +1,3 @@
+from hipporag_neo4j.cli import main
+
+main()

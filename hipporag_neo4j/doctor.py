@@ -1,0 +1,119 @@
+"""``doctor``: what is configured, what is reachable, and what the store will do with it."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from hipporag_neo4j.settings import Settings
+
+Check = dict[str, Any]
+
+
+def _check(name: str, fn: Callable[[], tuple[str, str, dict[str, Any]]]) -> Check:
+    try:
+        status, detail, data = fn()
+    except Exception as exc:  # doctor reports every failure instead of stopping at the first
+        return {"name": name, "status": "error", "detail": f"{type(exc).__name__}: {exc}"}
+    return {"name": name, "status": status, "detail": detail, **({"data": data} if data else {})}
+
+
+def _store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
+    if settings.backend == "neo4j":
+        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+        store = Neo4jStore(settings.neo4j)
+        try:
+            caps = store.capabilities()
+        finally:
+            store.close()
+        data = dataclasses.asdict(caps) if dataclasses.is_dataclass(caps) else caps.model_dump()  # type: ignore[arg-type]
+        notes = "; ".join(data.get("notes", []))
+        status = "ok" if data.get("ppr_engine") != "local" else "warn"
+        detail = (
+            f"Neo4j {data.get('neo4j_version')} {data.get('edition')} at {settings.neo4j.uri}, "
+            f"database {settings.neo4j.database}, namespace {settings.neo4j.namespace}; "
+            f"GDS {data.get('gds_version') or 'not installed'}; APOC {data.get('apoc_version') or 'not installed'}; "
+            f"PPR engine: {data.get('ppr_engine')}" + (f" ({notes})" if notes else "")
+        )
+        return status, detail, data
+    from hipporag_neo4j.stores.embedded import EmbeddedStore
+    from hipporag_neo4j.stores.embedded.store import DB_FILE
+
+    path = settings.store.path
+    if not (path / DB_FILE).exists():
+        return "info", f"embedded store at {path} (empty: created on first index)", {}
+    store = EmbeddedStore(path)
+    try:
+        stats = store.stats()
+    finally:
+        store.close()
+    return (
+        "ok",
+        f"embedded store at {path}: {stats.passages} passages, {stats.phrases} phrases, "
+        f"model {stats.embedding_model} ({stats.embedding_dim}-d)",
+        stats.model_dump(),
+    )
+
+
+def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:
+    from hipporag_neo4j.embedding import create_embedder
+
+    embedder = create_embedder(settings.embedding)
+    dim = embedder.dimension
+    return "ok", f"{settings.embedding.provider} model {settings.embedding.model!r} loads ({dim}-d)", {"dimension": dim}
+
+
+def _spacy(settings: Settings) -> tuple[str, str, dict[str, Any]]:
+    from hipporag_neo4j.extraction.spacy_extractor import load_spacy_model
+
+    load_spacy_model(settings.extraction.spacy_model)
+    return "ok", f"spaCy pipeline {settings.extraction.spacy_model!r} loads", {}
+
+
+def _llm(settings: Settings) -> tuple[str, str, dict[str, Any]]:
+    llm = settings.llm
+    if not llm.configured:
+        method = settings.extraction.method
+        return (
+            "info",
+            "no LLM configured (HIPPORAG_LLM__MODEL): extraction uses spaCy (weaker), query entities use spaCy, "
+            f"answers are unavailable (extraction.method={method})",
+            {},
+        )
+    import openai
+
+    key = llm.api_key.get_secret_value() if llm.api_key else None
+    client = openai.OpenAI(base_url=llm.base_url, api_key=key or "not-needed", timeout=10.0, max_retries=0)
+    try:
+        models = [m.id for m in client.models.list()]
+    except openai.APIError as exc:
+        return "warn", f"LLM {llm.model!r} at {llm.base_url or 'api.openai.com'}: /models failed ({exc})", {}
+    found = llm.model in models
+    return (
+        "ok" if found else "warn",
+        f"LLM endpoint {llm.base_url or 'OpenAI'} answers; model {llm.model!r} "
+        + ("listed" if found else "not listed by /models"),
+        {},
+    )
+
+
+def run_doctor(settings: Settings) -> dict[str, Any]:
+    checks = [
+        _check("store", lambda: _store(settings)),
+        _check("embedding", lambda: _embedding(settings)),
+        _check("spacy", lambda: _spacy(settings)),
+        _check("llm", lambda: _llm(settings)),
+    ]
+    return {"backend": settings.backend, "settings": settings.redacted(), "checks": checks}
+
+
+def print_doctor(report: dict[str, Any]) -> None:
+    colours = {"ok": "green", "info": "blue", "warn": "yellow", "error": "red"}
+    click.echo(f"backend: {report['backend']}")
+    for check in report["checks"]:
+        status = check["status"]
+        click.echo(click.style(f"[{status:>5}] ", fg=colours.get(status)) + f"{check['name']}: {check['detail']}")
