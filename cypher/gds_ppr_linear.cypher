@@ -1,0 +1,17 @@
+// Personalized PageRank from weighted seeds where GDS only takes unweighted source lists (GDS < 2.17,
+// e.g. Neo4j 5.26 LTS with GDS 2.13). PPR is linear in its reset vector: the unnormalised scores of a
+// run whose reset is sum_i w_i e_i equal sum_i w_i x (run from seed i alone). So one run per seed,
+// weighted sum per node; the caller divides by the total. Exact, at one GDS run per seed.
+UNWIND $seeds AS seed
+MATCH (source:Phrase {namespace: $namespace, id: seed.id})
+CALL gds.pageRank.stream($graph_name, {
+  sourceNodes: [source],
+  dampingFactor: $damping,
+  maxIterations: $max_iterations,
+  tolerance: $tolerance,
+  relationshipWeightProperty: 'weight'
+})
+YIELD nodeId, score
+WITH nodeId, sum(seed.weight * score) AS score
+WHERE score > 0
+RETURN gds.util.asNode(nodeId).id AS id, score

@@ -1,0 +1,6 @@
+// The namespace's metadata node, if any.
+MATCH (m:HippoRAGMeta {namespace: $namespace})
+RETURN m.schema_version AS schema_version,
+       m.embedding_model AS embedding_model,
+       m.embedding_dim AS embedding_dim,
+       m.graph_version AS graph_version

@@ -1,0 +1,5 @@
+// Passages nearest to a query vector (dense retrieval), over-fetched and filtered on namespace.
+CALL db.index.vector.queryNodes('hipporag_passage_embedding', $fetch, $vector) YIELD node, score
+WITH collect({node: node, score: score}) AS hits
+RETURN size(hits) AS fetched,
+       [h IN hits WHERE h.node.namespace = $namespace | {id: h.node.id, score: h.score}][0..$top_k] AS matches

@@ -1,0 +1,77 @@
+"""The fixed vocabulary of the Neo4j graph: labels, relationship types, property keys, index names and
+the parameters the ``.cypher`` files may use. Nothing here is ever derived from data or LLM output.
+
+The Cypher lint test builds its schema from these, so a misspelt label, property or parameter in a
+``.cypher`` file fails the suite.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+LABELS: Final = ("Passage", "Phrase", "Fact", "HippoRAGMeta")
+RELATIONSHIP_TYPES: Final = ("MENTIONS", "STATES", "RELATION", "SYNONYM")
+PROPERTY_KEYS: Final = (
+    "namespace",
+    "id",
+    "title",
+    "text",
+    "metadata_json",
+    "embedding",
+    "name",
+    "passage_count",
+    "subject_id",
+    "predicate",
+    "object_id",
+    "count",
+    "predicates",
+    "weight",
+    "score",
+    "schema_version",
+    "embedding_model",
+    "embedding_dim",
+    "graph_version",
+    "created_at",
+)
+
+#: Keys of the maps in ``$rows``-style parameters; ``row.key`` reads like a property to the linter.
+ROW_KEYS: Final = ("passage_id", "phrase_id", "fact_id", "source_id", "target_id", "exclude_id", "vector")
+
+EmbeddedLabel = Literal["passage", "phrase", "fact"]
+VECTOR_INDEXES: Final[dict[EmbeddedLabel, str]] = {
+    "passage": "hipporag_passage_embedding",
+    "phrase": "hipporag_phrase_embedding",
+    "fact": "hipporag_fact_embedding",
+}
+
+#: Every parameter a ``.cypher`` file may use, with an example value (the lint schema's declarations).
+PARAMETERS: Final[dict[str, Any]] = {
+    "namespace": "default",
+    "ids": ["passage-1"],
+    "names": ["barack obama"],
+    "rows": [{"id": "phrase-1"}],
+    "pairs": [{"subject_id": "phrase-1", "object_id": "phrase-2"}],
+    "seeds": [{"id": "phrase-1", "weight": 1.0}],
+    "scores": [{"id": "phrase-1", "score": 0.5}],
+    "schema_version": 1,
+    "embedding_model": "all-MiniLM-L6-v2",
+    "embedding_dim": 384,
+    "dimension": 384,
+    "index_name": "hipporag_phrase_embedding",
+    "index_names": ["hipporag_phrase_embedding"],
+    "timeout_seconds": 300,
+    "graph_name": "hipporag.neo4j.default.v1",
+    "prefix": "hipporag.neo4j.default.v",
+    "damping": 0.5,
+    "max_iterations": 100,
+    "tolerance": 1e-8,
+    "fetch": 40,
+    "top_k": 10,
+    "min_score": 0.9,
+    "vector": [0.1, 0.2],
+    "limit": 10,
+    "explain_phrases": 5,
+    "after": "",
+    "name": "barack obama",
+    "passage_id": "passage-1",
+}
