@@ -4,6 +4,7 @@
 UNWIND $seeds AS seed
 MATCH (phrase:Phrase {namespace: $namespace, id: seed.id})
 WITH collect([phrase, seed.weight]) AS sources
+WHERE size(sources) > 0  // an empty list would run a plain, non-personalised PageRank
 CALL gds.pageRank.stream($graph_name, {
   sourceNodes: sources,
   dampingFactor: $damping,

@@ -2,4 +2,4 @@
 CALL db.index.vector.queryNodes('hipporag_passage_embedding', $fetch, $vector) YIELD node, score
 WITH collect({node: node, score: score}) AS hits
 RETURN size(hits) AS fetched,
-       [h IN hits WHERE h.node.namespace = $namespace | {id: h.node.id, score: h.score}][0..$top_k] AS matches
+       [h IN hits WHERE h.node.namespace = $namespace | {id: h.node.id, score: h.score}] AS matches

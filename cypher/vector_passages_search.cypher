@@ -5,4 +5,4 @@ MATCH (node:Passage)
   SEARCH node IN (VECTOR INDEX hipporag_passage_embedding FOR $vector LIMIT $fetch) SCORE AS score
 WITH collect({node: node, score: score}) AS hits
 RETURN size(hits) AS fetched,
-       [h IN hits WHERE h.node.namespace = $namespace | {id: h.node.id, score: h.score}][0..$top_k] AS matches
+       [h IN hits WHERE h.node.namespace = $namespace | {id: h.node.id, score: h.score}] AS matches

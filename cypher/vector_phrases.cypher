@@ -1,6 +1,7 @@
 // Nearest phrases of each query vector through the vector index (Neo4j 5.x to 2026.03).
-// The index is shared by all namespaces, so it is over-fetched ($fetch >= $top_k) and filtered here;
-// `fetched` and `lowest_score` tell the caller whether a larger $fetch could find more.
+// The index is shared by all namespaces, so it is over-fetched ($fetch > top k) and filtered here;
+// `fetched` and `lowest_score` tell the caller whether a larger $fetch could find more; the caller
+// sorts and cuts to top k.
 // Index scores are (1 + cosine) / 2; $min_score is the threshold on that scale.
 UNWIND $rows AS row
 CALL db.index.vector.queryNodes('hipporag_phrase_embedding', $fetch, row.vector) YIELD node, score
@@ -12,4 +13,4 @@ RETURN row.index AS row_index,
           WHERE h.node.namespace = $namespace AND h.score >= $min_score
             AND (row.exclude_id IS NULL OR h.node.id <> row.exclude_id)
           | {id: h.node.id, name: h.node.name, passage_count: h.node.passage_count, score: h.score}
-       ][0..$top_k] AS matches
+       ] AS matches

@@ -15,4 +15,4 @@ RETURN row.index AS row_index,
           WHERE h.node.namespace = $namespace AND h.score >= $min_score
             AND (row.exclude_id IS NULL OR h.node.id <> row.exclude_id)
           | {id: h.node.id, name: h.node.name, passage_count: h.node.passage_count, score: h.score}
-       ][0..$top_k] AS matches
+       ] AS matches

@@ -35,7 +35,16 @@ PROPERTY_KEYS: Final = (
 )
 
 #: Keys of the maps in ``$rows``-style parameters; ``row.key`` reads like a property to the linter.
-ROW_KEYS: Final = ("passage_id", "phrase_id", "fact_id", "source_id", "target_id", "exclude_id", "vector")
+ROW_KEYS: Final = (
+    "passage_id",
+    "phrase_id",
+    "fact_id",
+    "source_id",
+    "target_id",
+    "exclude_id",
+    "vector",
+    "index",
+)
 
 EmbeddedLabel = Literal["passage", "phrase", "fact"]
 VECTOR_INDEXES: Final[dict[EmbeddedLabel, str]] = {
@@ -66,7 +75,6 @@ PARAMETERS: Final[dict[str, Any]] = {
     "max_iterations": 100,
     "tolerance": 1e-8,
     "fetch": 40,
-    "top_k": 10,
     "min_score": 0.9,
     "vector": [0.1, 0.2],
     "limit": 10,

@@ -1,0 +1,148 @@
+"""What the server offers (Neo4j version and edition, GDS, APOC, vector indexes) and what the store
+does with it. :func:`decide` is pure, so every version combination is unit-tested; :func:`detect` asks
+the server once at ``open()``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+
+PprEngineName = Literal["gds-weighted", "gds-linear", "local"]
+VectorQueryForm = Literal["procedure", "search"]
+RequestedEngine = Literal["auto", "gds", "local"]
+
+#: ``CREATE VECTOR INDEX`` (the Cypher command; 5.11-5.14 only had a procedure).
+MIN_NEO4J_VECTOR_INDEX = (5, 15)
+#: ``db.index.vector.queryNodes`` is deprecated from here on in favour of Cypher 25 ``SEARCH``.
+SEARCH_CLAUSE_FROM = (2026, 4)
+#: Cypher projection as an aggregation function, ``gds.graph.project(...)`` in a ``WITH``.
+MIN_GDS_CYPHER_AGGREGATION = (2, 4)
+#: ``sourceNodes: [[node, weight], ...]`` (Neo4j 2025.04+).
+MIN_GDS_WEIGHTED_SOURCES = (2, 17)
+
+DANGLING_NOTE = (
+    "GDS PageRank loses the mass of isolated phrases (no edges) where the in-process engine returns it "
+    "to the seeds; scores are divided by their sum, so the two agree on graphs without isolated phrases"
+)
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """``"5.26.0"`` -> (5, 26, 0); ``"2025.04.0"`` -> (2025, 4, 0); ``"5.27-aura"`` -> (5, 27)."""
+    numbers = re.findall(r"\d+", text.split("-", 1)[0])
+    if not numbers:
+        raise ValueError(f"not a version: {text!r}")
+    return tuple(int(n) for n in numbers)
+
+
+@dataclass(frozen=True)
+class Neo4jCapabilities:
+    """What ``doctor`` shows for a Neo4j store."""
+
+    neo4j_version: str
+    edition: str
+    gds_version: str | None
+    apoc_version: str | None
+    vector_index: bool
+    ppr_engine: PprEngineName
+    vector_query: VectorQueryForm
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # non-empty: open() raises CapabilityError
+
+    @property
+    def usable(self) -> bool:
+        return not self.problems
+
+
+def _choose_engine(
+    gds_version: str | None, requested: RequestedEngine, notes: list[str], problems: list[str]
+) -> PprEngineName:
+    if requested == "local":
+        notes.append("PPR: in process over the phrase graph read from Neo4j (neo4j.ppr_engine=local)")
+        return "local"
+    if gds_version is None:
+        if requested == "gds":
+            problems.append("neo4j.ppr_engine=gds but the Graph Data Science plugin is not installed")
+        notes.append(
+            "PPR: no GDS (e.g. Aura Free, or Community without the plugin): runs in process over the "
+            "phrase graph read from Neo4j, cached per graph version"
+        )
+        return "local"
+    gds = parse_version(gds_version)
+    if gds < MIN_GDS_CYPHER_AGGREGATION:
+        message = f"GDS {gds_version} predates Cypher aggregation projections (needs 2.4+)"
+        if requested == "gds":
+            problems.append(message)
+        notes.append(f"PPR: {message}; runs in process over the phrase graph read from Neo4j")
+        return "local"
+    if gds >= MIN_GDS_WEIGHTED_SOURCES:
+        notes.append(
+            f"PPR: GDS {gds_version} gds.pageRank.stream with weighted sourceNodes, one run per query"
+        )
+        engine: PprEngineName = "gds-weighted"
+    else:
+        notes.append(
+            f"PPR: GDS {gds_version} takes only unweighted sourceNodes (weights need 2.17+): one run per "
+            "seed, summed by seed weight (PPR is linear in its reset vector, so this is exact)"
+        )
+        engine = "gds-linear"
+    notes.append("PPR: " + DANGLING_NOTE)
+    notes.append(
+        "GDS projection: versioned per namespace and graph version, kept warm, re-projected after writes"
+    )
+    return engine
+
+
+def decide(
+    neo4j_version: str,
+    edition: str,
+    gds_version: str | None,
+    apoc_version: str | None,
+    requested: RequestedEngine = "auto",
+) -> Neo4jCapabilities:
+    """The store's plan for this server."""
+    notes: list[str] = []
+    problems: list[str] = []
+    server = parse_version(neo4j_version)
+    vector_index = server >= MIN_NEO4J_VECTOR_INDEX
+    if not vector_index:
+        problems.append(f"Neo4j {neo4j_version} has no CREATE VECTOR INDEX (needs 5.15+)")
+    vector_query: VectorQueryForm = "search" if server >= SEARCH_CLAUSE_FROM else "procedure"
+    if vector_query == "search":
+        notes.append("vector search: Cypher 25 SEARCH clause (db.index.vector.queryNodes is deprecated here)")
+    else:
+        notes.append("vector search: db.index.vector.queryNodes, over-fetched and filtered on namespace")
+    if edition.lower() == "community":
+        notes.append("Community Edition: embeddings stored as LIST<FLOAT> properties")
+    engine = _choose_engine(gds_version, requested, notes, problems)
+    notes.append(
+        f"APOC {apoc_version} installed (not needed)" if apoc_version else "APOC not installed (not needed)"
+    )
+    return Neo4jCapabilities(
+        neo4j_version=neo4j_version,
+        edition=edition,
+        gds_version=gds_version,
+        apoc_version=apoc_version,
+        vector_index=vector_index,
+        ppr_engine=engine,
+        vector_query=vector_query,
+        notes=notes,
+        problems=problems,
+    )
+
+
+def detect(runner: CypherRunner, requested: RequestedEngine = "auto") -> Neo4jCapabilities:
+    """Ask the server for its version, edition and plugins, then :func:`decide`."""
+    components = runner.read("server_components")
+    kernels = [c for c in components if c["name"] == "Neo4j Kernel"] or components
+    if not kernels or not kernels[0]["versions"]:
+        raise StoreError("dbms.components() returned no Neo4j version")
+    kernel = kernels[0]
+    plugins = {row["name"] for row in runner.read("server_plugins")}
+    gds_version = runner.read("server_gds_version")[0]["version"] if "gds.version" in plugins else None
+    apoc_version = runner.read("server_apoc_version")[0]["version"] if "apoc.version" in plugins else None
+    return decide(str(kernel["versions"][0]), str(kernel["edition"]), gds_version, apoc_version, requested)

@@ -1,0 +1,179 @@
+"""Transaction bodies of the writes: ingestion, synonyms, delete, re-embedding.
+
+Each starts with ``meta_bump_version``: it bumps the namespace's graph version and takes the write lock
+on its metadata node, so writers of one namespace go one at a time (no duplicate work, no deadlock
+between them) and every write is seen by the PPR engines as a new graph version. Each body may run
+again from the start when the runner retries the transaction, and gives the same result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.stores.base import DeleteReport, Matrix, PassageRecord, PhraseRecord, SynonymEdge
+from hipporag_neo4j.stores.neo4j.graph_model import EmbeddedLabel
+from hipporag_neo4j.stores.neo4j.writer import CypherTransaction
+
+
+def bump_version(tx: CypherTransaction, namespace: str) -> int:
+    rows = tx.run("meta_bump_version", namespace=namespace)
+    if not rows:
+        raise StoreError(f"namespace {namespace!r} has no metadata node: open() the store first")
+    return int(rows[0]["graph_version"])
+
+
+def vector_list(vector: Iterable[Any]) -> list[float]:
+    """A vector as the LIST<FLOAT> the driver sends (works on every edition)."""
+    return [float(x) for x in vector]
+
+
+def _unique(ids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def write_passages(
+    tx: CypherTransaction, namespace: str, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
+) -> list[str]:
+    """Write new phrases, then the passages not stored yet with their mentions and facts; refresh the
+    affected RELATION edges and passage counts. Returns the ids of the passages written."""
+    if not phrases and not passages:
+        return []
+    bump_version(tx, namespace)
+    phrase_rows = {p.id: {"id": p.id, "name": p.name, "embedding": vector_list(p.embedding)} for p in phrases}
+    tx.run_batched("write_phrases", "rows", list(phrase_rows.values()), namespace=namespace)
+
+    existing = {
+        r["id"]
+        for r in tx.run_batched(
+            "read_existing_passages", "ids", _unique([r.passage.id for r in passages]), namespace=namespace
+        )
+    }
+    new: dict[str, PassageRecord] = {}
+    for record in passages:
+        if record.passage.id not in existing and record.passage.id not in new:
+            new[record.passage.id] = record
+    if not new:
+        return []
+
+    passage_rows = [
+        {
+            "id": r.passage.id,
+            "title": r.passage.title,
+            "text": r.passage.text,
+            "metadata_json": json.dumps(r.passage.metadata, sort_keys=True) if r.passage.metadata else None,
+            "embedding": vector_list(r.embedding),
+        }
+        for r in new.values()
+    ]
+    tx.run_batched("write_passages", "rows", passage_rows, namespace=namespace)
+
+    mention_rows = [
+        {"passage_id": pid, "phrase_id": phrase_id, "count": int(count)}
+        for pid, r in new.items()
+        for phrase_id, count in sorted(r.mentions.items())
+    ]
+    written = sum(
+        int(row["written"])
+        for row in tx.run_batched("write_mentions", "rows", mention_rows, namespace=namespace)
+    )
+    if written != len(mention_rows):
+        raise StoreError(
+            f"{len(mention_rows) - written} mentions name a phrase that is neither stored nor given: "
+            "write the phrases first (nothing was written)"
+        )
+
+    fact_rows: dict[str, dict[str, object]] = {}
+    state_rows: list[dict[str, str]] = []
+    pairs: dict[tuple[str, str], None] = {}
+    for pid, r in new.items():
+        for fact in r.facts:
+            row = fact_rows.setdefault(
+                fact.id,
+                {
+                    "id": fact.id,
+                    "subject_id": fact.subject_id,
+                    "predicate": fact.predicate,
+                    "object_id": fact.object_id,
+                    "text": fact.text,
+                    "embedding": None,
+                },
+            )
+            if fact.embedding is not None and row["embedding"] is None:
+                row["embedding"] = vector_list(fact.embedding)
+            state_rows.append({"passage_id": pid, "fact_id": fact.id})
+            pairs[(fact.subject_id, fact.object_id)] = None
+    tx.run_batched("write_facts", "rows", list(fact_rows.values()), namespace=namespace)
+    tx.run_batched("write_states", "rows", _unique_rows(state_rows), namespace=namespace)
+    refresh_relations(tx, namespace, list(pairs))
+    mentioned = _unique([phrase_id for r in new.values() for phrase_id in r.mentions])
+    tx.run_batched("refresh_passage_counts", "ids", sorted(mentioned), namespace=namespace)
+    return list(new)
+
+
+def _unique_rows(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    return list({tuple(sorted(r.items())): r for r in rows}.values())
+
+
+def refresh_relations(tx: CypherTransaction, namespace: str, pairs: Sequence[tuple[str, str]]) -> None:
+    rows = [{"subject_id": s, "object_id": o} for s, o in sorted(set(pairs))]
+    tx.run_batched("refresh_relations", "pairs", rows, namespace=namespace)
+
+
+def write_synonyms(tx: CypherTransaction, namespace: str, edges: Sequence[SynonymEdge]) -> int:
+    """MERGE canonical synonym edges (self pairs dropped, one row per pair); how many were new."""
+    canonical: dict[tuple[str, str], SynonymEdge] = {}
+    for edge in edges:
+        c = edge.canonical()
+        if c.source_id != c.target_id:
+            canonical.setdefault((c.source_id, c.target_id), c)
+    if not canonical:
+        return 0
+    bump_version(tx, namespace)
+    rows = [
+        {"source_id": s, "target_id": t, "score": float(e.score)} for (s, t), e in sorted(canonical.items())
+    ]
+    return sum(int(r["created"]) for r in tx.run_batched("write_synonyms", "rows", rows, namespace=namespace))
+
+
+def delete_passages(tx: CypherTransaction, namespace: str, ids: Sequence[str]) -> DeleteReport:
+    """Remove passages and everything only they supported; exact by provenance."""
+    wanted = _unique(ids)
+    if not wanted:
+        return DeleteReport()
+    bump_version(tx, namespace)
+    plan = tx.run_batched("delete_plan", "ids", wanted, namespace=namespace)
+    found = {str(row["id"]) for row in plan}
+    report = DeleteReport(
+        passages=[i for i in wanted if i in found], missing=[i for i in wanted if i not in found]
+    )
+    if not found:
+        return report
+    phrase_ids = sorted({str(p) for row in plan for p in row["phrase_ids"]})
+    facts = [f for row in plan for f in row["facts"]]
+    fact_ids = sorted({str(f["id"]) for f in facts})
+    pairs = [(str(f["subject_id"]), str(f["object_id"])) for f in facts]
+
+    tx.run_batched("delete_passages", "ids", report.passages, namespace=namespace)
+    removed = tx.run_batched("delete_orphan_facts", "ids", fact_ids, namespace=namespace)
+    report.facts_removed = sum(int(r["removed"]) for r in removed)
+    refresh_relations(tx, namespace, pairs)
+    for row in tx.run_batched("delete_orphan_phrases", "ids", phrase_ids, namespace=namespace):
+        report.phrases_removed += int(row["phrases_removed"])
+        report.synonym_edges_removed += int(row["synonym_edges_removed"])
+    tx.run_batched("refresh_passage_counts", "ids", phrase_ids, namespace=namespace)
+    return report
+
+
+def set_embeddings(
+    tx: CypherTransaction, namespace: str, kind: EmbeddedLabel, ids: Sequence[str], vectors: Matrix
+) -> None:
+    if len(ids) != len(vectors):
+        raise StoreError(f"set_embeddings: {len(ids)} ids but {len(vectors)} vectors")
+    if not ids:
+        return
+    bump_version(tx, namespace)
+    rows = [{"id": i, "embedding": vector_list(v)} for i, v in zip(ids, vectors, strict=True)]
+    tx.run_batched(f"write_embeddings_{kind}", "rows", rows, namespace=namespace)

@@ -1,0 +1,307 @@
+"""The Neo4j implementation of :class:`hipporag_neo4j.stores.base.GraphStore`.
+
+Graph model and semantics are those of ``stores/base.py``; every node carries ``namespace`` and every
+statement filters on it, so several knowledge bases share one database without touching each other or
+the user's own nodes. All Cypher is in ``cypher/*.cypher``; this class only sequences it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import neo4j
+from neo4j.exceptions import DriverError, Neo4jError
+
+from hipporag_neo4j.errors import CapabilityError, ConfigError, ModelMismatchError, StoreError
+from hipporag_neo4j.models import Passage, StoreStats
+from hipporag_neo4j.settings import Neo4jSettings
+from hipporag_neo4j.stores.base import (
+    SCHEMA_VERSION,
+    DeleteReport,
+    EmbeddedKind,
+    Matrix,
+    PassageRecord,
+    PassageScore,
+    PhraseHit,
+    PhraseRecord,
+    StoreMeta,
+    SynonymEdge,
+    Vector,
+)
+from hipporag_neo4j.stores.neo4j import ingest, schema, vector_search
+from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
+from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
+from hipporag_neo4j.stores.neo4j.ppr_engines import PprEngine, make_engine, read_graph_version
+from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from hipporag_neo4j.text import passage_content
+
+
+class Neo4jStore:
+    """A HippoRAG knowledge graph in one namespace of a Neo4j database. The constructor does no I/O."""
+
+    backend = "neo4j"
+
+    def __init__(self, settings: Neo4jSettings, *, driver: neo4j.Driver | None = None) -> None:
+        self.settings = settings
+        self.namespace = safe_identifier(settings.namespace, "neo4j.namespace")
+        self.database = safe_identifier(settings.database, "neo4j.database")
+        self._driver = driver
+        self._owns_driver = driver is None
+        self._runner: CypherRunner | None = None
+        self._caps: Neo4jCapabilities | None = None
+        self._engine: PprEngine | None = None
+        self._catalog: ProjectionCatalog | None = None
+        self._meta: StoreMeta | None = None
+
+    # --- connection ---------------------------------------------------------------------------
+    @property
+    def runner(self) -> CypherRunner:
+        if self._runner is None:
+            if self._driver is None:
+                if not self.settings.uri:
+                    raise ConfigError("neo4j.uri (HIPPORAG_NEO4J_URI) is not set")
+                auth = (self.settings.user, self.settings.password.get_secret_value())
+                try:
+                    self._driver = neo4j.GraphDatabase.driver(self.settings.uri, auth=auth)
+                    self._driver.verify_connectivity()
+                except (Neo4jError, DriverError, ValueError) as exc:
+                    self._driver = None
+                    raise StoreError(f"cannot connect to Neo4j at {self.settings.uri}: {exc}") from exc
+            self._runner = CypherRunner(
+                self._driver,
+                self.database,
+                batch_size=self.settings.batch_size,
+                max_retries=self.settings.max_retries,
+            )
+        return self._runner
+
+    def capabilities(self) -> Neo4jCapabilities:
+        """Server version and edition, GDS, APOC, vector indexes, and the store's plan (for ``doctor``)."""
+        if self._caps is None:
+            self._caps = detect(self.runner, self.settings.ppr_engine)
+        return self._caps
+
+    def _ready(self) -> Neo4jCapabilities:
+        if self._meta is None:
+            raise StoreError("the Neo4j store is not open: call open() first")
+        return self.capabilities()
+
+    # --- lifecycle and metadata ---------------------------------------------------------------
+    def open(self, embedding_model: str, embedding_dim: int) -> StoreMeta:
+        caps = self.capabilities()
+        if caps.problems:
+            raise CapabilityError("Neo4j cannot host this store: " + "; ".join(caps.problems))
+        self._meta = schema.ensure_schema(self.runner, self.namespace, embedding_model, embedding_dim)
+        return self._meta
+
+    def meta(self) -> StoreMeta | None:
+        return schema.read_meta(self.runner, self.namespace)
+
+    def close(self) -> None:
+        if self._driver is not None and self._owns_driver:
+            self._driver.close()
+            self._driver = None
+        self._runner = None
+        self._engine = None
+        self._catalog = None
+        self._meta = None
+
+    # --- indexing -----------------------------------------------------------------------------
+    def _existing(self, query: str, ids: Sequence[str]) -> set[str]:
+        if not ids:
+            return set()
+        rows = self.runner.read_batched(query, "ids", list(dict.fromkeys(ids)), namespace=self.namespace)
+        return {str(row["id"]) for row in rows}
+
+    def existing_passages(self, ids: Sequence[str]) -> set[str]:
+        return self._existing("read_existing_passages", ids)
+
+    def missing_phrases(self, ids: Sequence[str]) -> set[str]:
+        return set(ids) - self._existing("read_existing_phrases", ids)
+
+    def missing_facts(self, ids: Sequence[str]) -> set[str]:
+        return set(ids) - self._existing("read_existing_facts", ids)
+
+    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> None:
+        self._ready()
+        self.runner.write(lambda tx: ingest.write_passages(tx, self.namespace, phrases, passages))
+
+    def nearest_phrases(
+        self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
+    ) -> list[list[PhraseHit]]:
+        caps = self._ready()
+        return vector_search.nearest_phrases(
+            self.runner, self.namespace, caps.vector_query, vectors, top_k, min_similarity, exclude_ids
+        )
+
+    def write_synonyms(self, edges: Sequence[SynonymEdge]) -> int:
+        self._ready()
+        return self.runner.write(lambda tx: ingest.write_synonyms(tx, self.namespace, edges))
+
+    def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
+        self._ready()
+        return self.runner.write(lambda tx: ingest.delete_passages(tx, self.namespace, ids))
+
+    # --- retrieval ----------------------------------------------------------------------------
+    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return {}
+        rows = self.runner.read_batched("read_phrases_by_name", "names", wanted, namespace=self.namespace)
+        return {
+            str(r["name"]): PhraseHit(str(r["id"]), str(r["name"]), 1.0, int(r["passage_count"] or 0))
+            for r in rows
+        }
+
+    def ppr_engine(self) -> PprEngine:
+        if self._engine is None:
+            caps = self._ready()
+            self._engine = make_engine(caps.ppr_engine, self.runner, self.projections, self.namespace)
+        return self._engine
+
+    def projections(self) -> ProjectionCatalog:
+        if self._catalog is None:
+            self._catalog = ProjectionCatalog(self.runner, self.database, self.namespace)
+        return self._catalog
+
+    def personalized_pagerank(
+        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+    ) -> dict[str, float]:
+        return self.ppr_engine().run(seeds, damping, max_iterations, tolerance)
+
+    def graph_passage_scores(
+        self,
+        seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        limit: int,
+        explain_phrases: int,
+    ) -> list[PassageScore]:
+        scores = self.personalized_pagerank(seeds, damping, max_iterations, tolerance)
+        if not scores or limit <= 0:
+            return []
+        rows = self.runner.read(
+            "passage_scores",
+            namespace=self.namespace,
+            scores=[{"id": phrase_id, "score": s} for phrase_id, s in scores.items()],
+            limit=limit,
+            explain_phrases=max(0, explain_phrases),
+        )
+        return [
+            PassageScore(
+                passage_id=str(r["passage_id"]),
+                score=float(r["score"]),
+                top_phrases=[(str(t["phrase"]), float(t["contribution"])) for t in r["top_phrases"]],
+            )
+            for r in rows
+        ]
+
+    def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
+        caps = self._ready()
+        return vector_search.dense_passages(self.runner, self.namespace, caps.vector_query, vector, limit)
+
+    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        if not ids:
+            return {}
+        rows = self.runner.read_batched(
+            "read_passages", "ids", list(dict.fromkeys(ids)), namespace=self.namespace
+        )
+        return {
+            str(r["id"]): Passage(
+                id=str(r["id"]),
+                text=str(r["text"]),
+                title=r["title"],
+                metadata=json.loads(r["metadata_json"]) if r["metadata_json"] else {},
+            )
+            for r in rows
+        }
+
+    def passage_count(self) -> int:
+        return int(self.runner.read("read_passage_count", namespace=self.namespace)[0]["passages"])
+
+    def stats(self) -> StoreStats:
+        counts = self.runner.read("read_stats", namespace=self.namespace)[0]
+        meta = self.meta()
+        caps = self.capabilities()
+        extra: dict[str, Any] = {
+            "database": self.database,
+            "namespace": self.namespace,
+            "neo4j_version": caps.neo4j_version,
+            "edition": caps.edition,
+            "gds_version": caps.gds_version,
+            "ppr_engine": caps.ppr_engine,
+            "transient_retries": self.runner.retries,
+        }
+        if meta is not None:
+            extra["graph_version"] = read_graph_version(self.runner, self.namespace)
+        return StoreStats(
+            backend=self.backend,
+            location=f"{self.settings.uri} database={self.database} namespace={self.namespace}",
+            passages=int(counts["passages"]),
+            phrases=int(counts["phrases"]),
+            facts=int(counts["facts"]),
+            relation_edges=int(counts["relation_edges"]),
+            synonym_edges=int(counts["synonym_edges"]),
+            mentions=int(counts["mentions"]),
+            embedding_model=meta.embedding_model if meta else None,
+            embedding_dim=meta.embedding_dim if meta else None,
+            schema_version=meta.schema_version if meta else None,
+            extra=extra,
+        )
+
+    # --- maintenance --------------------------------------------------------------------------
+    def iter_texts(self, kind: EmbeddedKind, batch_size: int) -> Iterator[list[tuple[str, str]]]:
+        if batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+        after = ""
+        while True:
+            rows = self.runner.read(
+                f"read_texts_{kind}", namespace=self.namespace, after=after, limit=batch_size
+            )
+            if not rows:
+                return
+            if kind == "passage":
+                yield [(str(r["id"]), passage_content(str(r["text"]), r["title"])) for r in rows]
+            else:
+                yield [(str(r["id"]), str(r["text"])) for r in rows]
+            if len(rows) < batch_size:
+                return
+            after = str(rows[-1]["id"])
+
+    def set_embeddings(self, kind: EmbeddedKind, ids: Sequence[str], vectors: Matrix) -> None:
+        self._ready()
+        self.runner.write(lambda tx: ingest.set_embeddings(tx, self.namespace, kind, ids, vectors))
+
+    def set_embedding_model(self, embedding_model: str, embedding_dim: int) -> None:
+        """Record the new model; with a new dimension the shared vector indexes are re-created, which
+        is refused while another namespace of the database records a different dimension."""
+        self._ready()
+        current = self.meta()
+        if current is not None and current.embedding_dim != embedding_dim:
+            others = self.runner.read("meta_other_dimensions", namespace=self.namespace)
+            blocking = [
+                f"{r['namespace']} ({r['embedding_dim']}-d)"
+                for r in others
+                if r["embedding_dim"] != embedding_dim
+            ]
+            if blocking:
+                raise ModelMismatchError(
+                    f"cannot re-create the vector indexes at {embedding_dim}-d: namespaces "
+                    f"{', '.join(blocking)} share them"
+                )
+            self.runner.run_script("schema_drop_vector_indexes")
+            schema.create_vector_indexes(self.runner, embedding_dim)
+            schema.await_vector_indexes(self.runner)
+        self.runner.write(
+            lambda tx: tx.run(
+                "meta_set_model",
+                namespace=self.namespace,
+                embedding_model=embedding_model,
+                embedding_dim=embedding_dim,
+            )
+        )
+        self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)

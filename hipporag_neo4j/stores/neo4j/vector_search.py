@@ -1,0 +1,120 @@
+"""Nearest phrases and passages through the shared vector indexes.
+
+The vector indexes serve every namespace of the database, so a look-up asks for more neighbours than it
+needs and filters on namespace in Cypher. When a row could still be missing hits (fewer matches than
+wanted, the index returned all it was asked for, and its lowest score still passes the threshold) it is
+asked again with four times the fetch size, up to :data:`MAX_FETCH`.
+
+Cosine index scores are ``s = (1 + cos) / 2``; the store reports ``cos = 2 s - 1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hipporag_neo4j.stores.base import Matrix, PassageScore, PhraseHit, Vector
+from hipporag_neo4j.stores.neo4j.capabilities import VectorQueryForm
+from hipporag_neo4j.stores.neo4j.ingest import vector_list
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+
+MAX_FETCH = 10_000
+GROWTH = 4
+
+
+def index_score(cosine: float) -> float:
+    return (1.0 + cosine) / 2.0
+
+
+def cosine_of(score: float) -> float:
+    return 2.0 * score - 1.0
+
+
+def first_fetch(wanted: int) -> int:
+    return min(MAX_FETCH, max(wanted * GROWTH, wanted + 16))
+
+
+def _row_complete(row: dict[str, Any], wanted: int, fetch: int, min_score: float) -> bool:
+    return (
+        len(row["matches"]) >= wanted
+        or int(row["fetched"]) < fetch
+        or float(row["lowest_score"]) < min_score
+        or fetch >= MAX_FETCH
+    )
+
+
+def nearest_phrases(
+    runner: CypherRunner,
+    namespace: str,
+    form: VectorQueryForm,
+    vectors: Matrix,
+    top_k: int,
+    min_similarity: float,
+    exclude_ids: Sequence[str] | None,
+) -> list[list[PhraseHit]]:
+    n = len(vectors)
+    if exclude_ids is not None and len(exclude_ids) != n:
+        raise ValueError(f"exclude_ids has {len(exclude_ids)} entries for {n} vectors")
+    if n == 0 or top_k <= 0:
+        return [[] for _ in range(n)]
+    min_score = index_score(min_similarity)
+    query = "vector_phrases_search" if form == "search" else "vector_phrases"
+    found: dict[int, list[dict[str, Any]]] = {}
+    pending = list(range(n))
+    fetch = first_fetch(top_k + 1)
+    while pending:
+        rows = [
+            {
+                "index": i,
+                "vector": vector_list(vectors[i]),
+                "exclude_id": exclude_ids[i] if exclude_ids else None,
+            }
+            for i in pending
+        ]
+        records = runner.read_batched(
+            query, "rows", rows, namespace=namespace, fetch=fetch, min_score=min_score
+        )
+        retry: list[int] = []
+        for record in records:
+            i = int(record["row_index"])
+            found[i] = list(record["matches"])
+            if not _row_complete(record, top_k, fetch, min_score):
+                retry.append(i)
+        pending = sorted(retry)
+        fetch = min(MAX_FETCH, fetch * GROWTH)
+    result: list[list[PhraseHit]] = []
+    for i in range(n):
+        matches = sorted(found.get(i, []), key=lambda m: (-float(m["score"]), str(m["id"])))[:top_k]
+        result.append(
+            [
+                PhraseHit(
+                    id=str(m["id"]),
+                    name=str(m["name"]),
+                    similarity=cosine_of(float(m["score"])),
+                    passage_count=int(m["passage_count"] or 0),
+                )
+                for m in matches
+            ]
+        )
+    return result
+
+
+def dense_passages(
+    runner: CypherRunner, namespace: str, form: VectorQueryForm, vector: Vector, limit: int
+) -> list[PassageScore]:
+    if limit <= 0:
+        return []
+    query = "vector_passages_search" if form == "search" else "vector_passages"
+    fetch = first_fetch(limit)
+    values = vector_list(vector)
+    while True:
+        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values)
+        row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
+        matches = list(row["matches"])
+        if len(matches) >= limit or int(row["fetched"]) < fetch or fetch >= MAX_FETCH:
+            break
+        fetch = min(MAX_FETCH, fetch * GROWTH)
+    matches.sort(key=lambda m: (-float(m["score"]), str(m["id"])))
+    return [
+        PassageScore(passage_id=str(m["id"]), score=cosine_of(float(m["score"]))) for m in matches[:limit]
+    ]

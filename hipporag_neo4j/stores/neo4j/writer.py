@@ -1,0 +1,144 @@
+"""Run named Cypher in explicit transactions: batching of ``UNWIND $rows`` writes and retries of the
+whole transaction on transient errors only (deadlocks, leader switches, lost connections).
+
+A transaction function may run several statements; if any fails with a retryable error the transaction
+is rolled back and the function runs again from the start (so it must only depend on what it reads
+inside the transaction). Other errors are not retried and surface as :class:`StoreError` naming the
+statement.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j.exceptions import DriverError, Neo4jError
+
+from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.stores.neo4j.cypher import CypherQuery, load_query, load_script
+
+Record = dict[str, Any]
+T = TypeVar("T")
+
+
+def batches(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    """Consecutive slices of at most ``size`` rows."""
+    if size < 1:
+        raise ValueError("batch size must be >= 1")
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Transient database errors and connection losses (what the driver marks retryable)."""
+    return isinstance(exc, Neo4jError | DriverError) and exc.is_retryable()
+
+
+class CypherTransaction:
+    """The statements of one transaction, by file name."""
+
+    def __init__(self, tx: neo4j.Transaction, batch_size: int) -> None:
+        self._tx = tx
+        self.batch_size = batch_size
+        self.last_query: str | None = None
+
+    def run_query(self, query: CypherQuery, params: dict[str, Any]) -> list[Record]:
+        query.check_parameters(set(params))
+        self.last_query = query.name
+        result = self._tx.run(query.text, params)
+        return result.data()
+
+    def run(self, name: str, **params: Any) -> list[Record]:
+        """Run the single statement of ``name.cypher``; its records as dicts."""
+        return self.run_query(load_query(name), params)
+
+    def run_script(self, name: str, **params: Any) -> None:
+        """Run every statement of ``name.cypher`` in order (each gets only the parameters it uses)."""
+        for query in load_script(name):
+            self.run_query(query, {k: v for k, v in params.items() if k in query.parameters})
+
+    def run_batched(self, name: str, key: str, rows: Sequence[Any], **params: Any) -> list[Record]:
+        """Run ``name.cypher`` once per batch of ``rows`` (passed as ``$key``); all records together."""
+        records: list[Record] = []
+        for chunk in batches(rows, self.batch_size):
+            records += self.run_query(load_query(name), {**params, key: list(chunk)})
+        return records
+
+
+def _statement(query: CypherQuery, params: dict[str, Any]) -> Callable[[CypherTransaction], list[Record]]:
+    return lambda tx: tx.run_query(query, params)
+
+
+class CypherRunner:
+    """Explicit transactions on one database, retried on transient errors with capped exponential backoff."""
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        database: str,
+        *,
+        batch_size: int,
+        max_retries: int,
+        backoff_base: float = 0.1,
+        backoff_max: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self.driver = driver
+        self.database = database
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self._sleep = sleep
+        self._jitter = jitter
+        self.retries = 0  # transient failures retried over the runner's life (reported in stats)
+
+    def delay(self, attempt: int) -> float:
+        """Seconds to wait before retry ``attempt`` (1-based): base * 2^(attempt-1), capped, with jitter
+        in [0.5, 1) so two writers that deadlocked do not retry in lockstep."""
+        return min(self.backoff_max, self.backoff_base * 2.0 ** (attempt - 1)) * (0.5 + self._jitter() / 2)
+
+    def transaction(self, work: Callable[[CypherTransaction], T], *, write: bool) -> T:
+        """Run ``work`` in one transaction (routed to the leader when ``write``) and commit it."""
+        mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
+        attempt = 0
+        while True:
+            ctx: CypherTransaction | None = None
+            try:
+                with self.driver.session(database=self.database, default_access_mode=mode) as session:
+                    with session.begin_transaction() as tx:
+                        ctx = CypherTransaction(tx, self.batch_size)
+                        result = work(ctx)
+                        tx.commit()
+                    return result
+            except (Neo4jError, DriverError) as exc:
+                where = f"cypher {ctx.last_query}" if ctx and ctx.last_query else "transaction"
+                if not is_retryable(exc):
+                    raise StoreError(f"{where} failed: {exc}") from exc
+                attempt += 1
+                if attempt > self.max_retries:
+                    raise StoreError(f"{where} failed after {self.max_retries} retries: {exc}") from exc
+                self.retries += 1
+                self._sleep(self.delay(attempt))
+
+    def write(self, work: Callable[[CypherTransaction], T]) -> T:
+        return self.transaction(work, write=True)
+
+    def read(self, name: str, *, leader: bool = False, **params: Any) -> list[Record]:
+        """One statement in its own read transaction; ``leader`` routes it to the writer, as GDS calls
+        must be (a projection lives in the memory of the server that made it)."""
+        return self.transaction(lambda tx: tx.run(name, **params), write=leader)
+
+    def read_batched(self, name: str, key: str, rows: Sequence[Any], **params: Any) -> list[Record]:
+        """A read over many rows, batched, in one transaction."""
+        return self.transaction(lambda tx: tx.run_batched(name, key, rows, **params), write=False)
+
+    def run_script(self, name: str, **params: Any) -> None:
+        """Each statement of a schema script in its own transaction (schema and data never mix)."""
+        for query in load_script(name):
+            used = {k: v for k, v in params.items() if k in query.parameters}
+            self.transaction(_statement(query, used), write=True)
