@@ -1,0 +1,92 @@
+"""A Neo4j server for the ``neo4j``-marked tests, or a skip that says why there is none.
+
+In order: ``HIPPORAG_TEST_NEO4J_URI`` (with ``..._USER``, ``..._PASSWORD``, ``..._DATABASE``; the GitHub
+workflow sets them for its service container), else a testcontainers Neo4j with GDS and APOC started
+once per test session when a Docker engine answers, else ``pytest.skip`` with the reason.
+
+Every call to :func:`neo4j_settings_or_skip` gives a fresh random namespace, so tests never see each
+other's data. All namespaces of a database share the vector indexes and so one embedding dimension:
+the Neo4j tests all use :data:`TEST_EMBEDDING_DIM` (the conformance suite's hash embedder).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import uuid
+from typing import Any
+
+import pytest
+
+from hipporag_neo4j.settings import Neo4jSettings
+
+#: Pinned image: Community 2025.11 bundles GDS (2.17+, weighted sources) and APOC under products/.
+NEO4J_IMAGE = "neo4j:2025.11.2-community"
+#: Neo4j 5.26 LTS, where NEO4J_PLUGINS fetches GDS 2.13 (unweighted sources: the linear fallback).
+NEO4J_LTS_IMAGE = "neo4j:5.26.12-community"
+TEST_PASSWORD = "hipporag-test-password"
+TEST_EMBEDDING_DIM = 16
+
+_container: dict[str, Any] = {}
+
+
+def _docker_reason() -> str | None:
+    """None when a Docker engine answers, else why not."""
+    try:
+        import docker  # testcontainers' dependency
+
+        docker.from_env().ping()
+    except Exception as exc:  # any failure means: no usable engine here
+        return f"no Docker engine answers ({type(exc).__name__}: {exc})"
+    return None
+
+
+def _start_container() -> tuple[str, str, str]:
+    if "uri" not in _container:
+        try:
+            from testcontainers.community.neo4j import Neo4jContainer
+        except ImportError:  # testcontainers before the community/ split
+            from testcontainers.neo4j import Neo4jContainer
+        image = os.environ.get("HIPPORAG_TEST_NEO4J_IMAGE", NEO4J_IMAGE)
+        container = Neo4jContainer(image, password=TEST_PASSWORD)
+        container.with_env("NEO4J_PLUGINS", '["graph-data-science","apoc"]')
+        container.with_env("NEO4J_dbms_security_procedures__unrestricted", "gds.*,apoc.*")
+        container.start()
+        atexit.register(container.stop)
+        _container.update(uri=container.get_connection_url(), user="neo4j", container=container)
+    return _container["uri"], _container["user"], TEST_PASSWORD
+
+
+def neo4j_server_or_skip() -> tuple[str, str, str, str]:
+    """(uri, user, password, database) of a reachable server, or skip the test with the reason."""
+    uri = os.environ.get("HIPPORAG_TEST_NEO4J_URI")
+    if uri:
+        return (
+            uri,
+            os.environ.get("HIPPORAG_TEST_NEO4J_USER", "neo4j"),
+            os.environ.get("HIPPORAG_TEST_NEO4J_PASSWORD", ""),
+            os.environ.get("HIPPORAG_TEST_NEO4J_DATABASE", "neo4j"),
+        )
+    reason = _docker_reason()
+    if reason is not None:
+        pytest.skip(f"Neo4j tests need HIPPORAG_TEST_NEO4J_URI or Docker for testcontainers: {reason}")
+    uri, user, password = _start_container()
+    return uri, user, password, "neo4j"
+
+
+def random_namespace() -> str:
+    return "t" + uuid.uuid4().hex[:16]
+
+
+def neo4j_settings_or_skip(**overrides: Any) -> Neo4jSettings:
+    """Settings for a reachable server with a fresh namespace (skips the test when there is none)."""
+    uri, user, password, database = neo4j_server_or_skip()
+    values: dict[str, Any] = {
+        "uri": uri,
+        "user": user,
+        "password": password,
+        "database": database,
+        "namespace": random_namespace(),
+    }
+    values.update(overrides)
+    return Neo4jSettings(**values)

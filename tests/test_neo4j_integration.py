@@ -1,0 +1,243 @@
+"""The Neo4j store against a real server (testcontainers or HIPPORAG_TEST_NEO4J_URI; skipped without).
+
+The protocol's behaviour is asserted by tests/test_store_conformance.py on both stores; this module
+covers what only Neo4j has: schema and capabilities, namespaces sharing a database, the GDS projection
+catalog, both GDS PageRank forms against the in-process engine, vector-index over-fetching across
+namespaces, and two writers at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import neo4j
+import numpy as np
+import pytest
+from neo4j_support import TEST_EMBEDDING_DIM, neo4j_settings_or_skip
+
+from hipporag_neo4j.errors import ModelMismatchError
+from hipporag_neo4j.models import Passage
+from hipporag_neo4j.settings import Neo4jSettings
+from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge
+from hipporag_neo4j.stores.neo4j import Neo4jStore
+from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr
+from hipporag_neo4j.stores.neo4j.projection import graph_prefix
+
+pytestmark = pytest.mark.neo4j
+
+MODEL = "hash-embedder"
+DIM = TEST_EMBEDDING_DIM
+
+
+def unit(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM)
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def near(v: np.ndarray, noise: float, seed: int) -> np.ndarray:
+    w = v + noise * np.random.default_rng(seed).standard_normal(DIM)
+    return (w / np.linalg.norm(w)).astype(np.float32)
+
+
+def chain_corpus(n: int, prefix: str = "") -> tuple[list[PhraseRecord], list[PassageRecord]]:
+    """Passage i mentions phrases i and i+1 and states the fact (i, linked to, i+1): a connected path."""
+    phrases = [PhraseRecord(f"{prefix}ph{i}", f"{prefix}phrase {i}", unit(1000 + i)) for i in range(n + 1)]
+    records = []
+    for i in range(n):
+        fact = FactRecord(
+            f"{prefix}f{i}",
+            f"{prefix}ph{i}",
+            "linked to",
+            f"{prefix}ph{i + 1}",
+            f"{i} linked to {i + 1}",
+            unit(5000 + i),
+        )
+        records.append(
+            PassageRecord(
+                Passage(id=f"{prefix}p{i}", text=f"passage {i}", title=None),
+                unit(9000 + i),
+                {f"{prefix}ph{i}": 1, f"{prefix}ph{i + 1}": 2},
+                [fact],
+            )
+        )
+    return phrases, records
+
+
+def open_store(settings: Neo4jSettings) -> Neo4jStore:
+    store = Neo4jStore(settings)
+    store.open(MODEL, DIM)
+    return store
+
+
+@pytest.fixture
+def settings() -> Neo4jSettings:
+    return neo4j_settings_or_skip()
+
+
+@pytest.fixture
+def store(settings: Neo4jSettings) -> Iterator[Neo4jStore]:
+    s = open_store(settings)
+    yield s
+    s.close()
+
+
+def raw(settings: Neo4jSettings, query: str, **params: Any) -> list[dict[str, Any]]:
+    """Cypher outside the store, to look at what it left in the database."""
+    auth = (settings.user, settings.password.get_secret_value())
+    with neo4j.GraphDatabase.driver(settings.uri or "", auth=auth) as driver:
+        records, _, _ = driver.execute_query(query, params, database_=settings.database)
+        return [r.data() for r in records]
+
+
+def test_open_is_idempotent_and_reports_capabilities(store: Neo4jStore, settings: Neo4jSettings) -> None:
+    again = open_store(settings)
+    assert again.meta() == store.meta()
+    caps = store.capabilities()
+    assert caps.vector_index and caps.usable
+    assert caps.ppr_engine in ("gds-weighted", "gds-linear")  # the test servers run GDS
+    assert caps.gds_version is not None and caps.notes
+    names = {r["name"] for r in raw(settings, "SHOW CONSTRAINTS YIELD name RETURN name")}
+    assert {
+        "hipporag_passage_key",
+        "hipporag_phrase_key",
+        "hipporag_fact_key",
+        "hipporag_meta_namespace",
+    } <= names
+    indexes = raw(settings, "SHOW INDEXES YIELD name, type, state WHERE type = 'VECTOR' RETURN name, state")
+    assert {r["name"]: r["state"] for r in indexes if r["name"].startswith("hipporag_")} == {
+        "hipporag_passage_embedding": "ONLINE",
+        "hipporag_phrase_embedding": "ONLINE",
+        "hipporag_fact_embedding": "ONLINE",
+    }
+    again.close()
+
+
+def test_another_dimension_in_the_same_database_is_refused(
+    settings: Neo4jSettings, store: Neo4jStore
+) -> None:
+    other = Neo4jStore(neo4j_settings_or_skip())
+    with pytest.raises(ModelMismatchError, match="dimension"):
+        other.open("bigger-model", DIM * 2)
+    other.close()
+
+
+def test_namespaces_and_user_nodes_are_left_alone(settings: Neo4jSettings, store: Neo4jStore) -> None:
+    marker = f"user-{settings.namespace}"
+    raw(
+        settings,
+        "CREATE (:Passage {id: 'p0', note: $marker}), (:Phrase {id: 'ph0', note: $marker})",
+        marker=marker,
+    )
+    neighbour = open_store(neo4j_settings_or_skip())
+    phrases, records = chain_corpus(3)
+    store.write_passages(phrases, records)
+    neighbour.write_passages(phrases[:2], records[:1])
+    assert store.stats().passages == 3 and neighbour.stats().passages == 1
+
+    report = store.delete_passages(["p0", "p1", "p2"])
+    assert report.passages == ["p0", "p1", "p2"] and report.phrases_removed == 4
+    assert store.stats().phrases == 0
+    assert neighbour.stats().passages == 1 and neighbour.stats().phrases == 2
+    left = raw(
+        settings,
+        "MATCH (n {note: $marker}) RETURN labels(n)[0] AS label, n.id AS id ORDER BY label",
+        marker=marker,
+    )
+    assert left == [{"label": "Passage", "id": "p0"}, {"label": "Phrase", "id": "ph0"}]
+    raw(settings, "MATCH (n {note: $marker}) DETACH DELETE n", marker=marker)
+    neighbour.close()
+
+
+def test_gds_forms_agree_with_the_local_engine_and_projections_are_versioned(
+    settings: Neo4jSettings, store: Neo4jStore
+) -> None:
+    phrases, records = chain_corpus(8)
+    store.write_passages(phrases, records)
+    store.write_synonyms([SynonymEdge("ph1", "ph6", 0.87), SynonymEdge("ph2", "ph7", 0.91)])
+    seeds = {"ph0": 0.6, "ph4": 0.3, "ph8": 0.1}
+    gds_scores = store.personalized_pagerank(seeds, 0.5, 100, 1e-10)
+    catalog = store.projections()
+    linear = GdsPpr(store.runner, catalog, settings.namespace, weighted=False).run(seeds, 0.5, 100, 1e-10)
+    local = LocalPpr(store.runner, settings.namespace).run(seeds, 0.5, 100, 1e-12)
+    assert sum(gds_scores.values()) == pytest.approx(1.0)
+    assert set(gds_scores) == set(local) == set(linear)
+    for phrase_id, score in local.items():
+        assert gds_scores[phrase_id] == pytest.approx(score, abs=1e-4)
+        assert linear[phrase_id] == pytest.approx(score, abs=1e-4)
+
+    first = catalog.current
+    assert first is not None and first.node_count == 9
+    store.write_synonyms([SynonymEdge("ph0", "ph8", 0.95)])
+    store.personalized_pagerank(seeds, 0.5, 100, 1e-10)
+    second = catalog.current
+    assert second is not None and second.version > first.version
+    listed = raw(
+        settings,
+        "CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix RETURN graphName",
+        prefix=graph_prefix(settings.database, settings.namespace),
+    )
+    assert [r["graphName"] for r in listed] == [second.name]  # the old projection was dropped
+
+
+def test_passage_scores_and_explanations(store: Neo4jStore) -> None:
+    phrases, records = chain_corpus(5)
+    store.write_passages(phrases, records)
+    scored = store.graph_passage_scores({"ph0": 1.0}, 0.5, 100, 1e-10, limit=3, explain_phrases=1)
+    assert scored[0].passage_id == "p0"
+    assert len(scored[0].top_phrases) == 1 and scored[0].top_phrases[0][0] in ("phrase 0", "phrase 1")
+    ppr = store.personalized_pagerank({"ph0": 1.0}, 0.5, 100, 1e-10)
+    assert scored[0].score == pytest.approx(ppr["ph0"] * 1 + ppr["ph1"] * 2, rel=1e-6)
+
+
+def test_nearest_phrases_over_fetch_past_other_namespaces(store: Neo4jStore) -> None:
+    query = unit(77)
+    crowd = open_store(neo4j_settings_or_skip())
+    crowd_phrases = [PhraseRecord(f"c{i}", f"crowd {i}", near(query, 0.01, i)) for i in range(60)]
+    crowd.write_passages(
+        crowd_phrases, [PassageRecord(Passage(id="c", text="c"), query, {p.id: 1 for p in crowd_phrases})]
+    )
+    ours = [PhraseRecord("mine", "mine", near(query, 0.3, 1)), PhraseRecord("far", "far", -query)]
+    store.write_passages(ours, [PassageRecord(Passage(id="m", text="m"), query, {"mine": 1, "far": 1})])
+    hits = store.nearest_phrases(np.stack([query]), top_k=2, min_similarity=0.0)
+    assert [h.id for h in hits[0]] == ["mine"]
+    assert hits[0][0].similarity == pytest.approx(float(query @ ours[0].embedding), abs=1e-3)
+    crowd.close()
+
+
+def test_two_writers_at_once_make_no_duplicates(settings: Neo4jSettings, store: Neo4jStore) -> None:
+    phrases, records = chain_corpus(30)
+    errors: list[BaseException] = []
+
+    def write(part: list[PassageRecord]) -> None:
+        writer = Neo4jStore(settings)
+        try:
+            writer.open(MODEL, DIM)
+            writer.write_passages(phrases, part)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            writer.close()
+
+    threads = [
+        threading.Thread(target=write, args=(records[:20],)),
+        threading.Thread(target=write, args=(records[10:],)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors
+    stats = store.stats()
+    assert (stats.passages, stats.phrases, stats.facts, stats.relation_edges, stats.mentions) == (
+        30,
+        31,
+        30,
+        30,
+        60,
+    )
+    counts = {
+        h.id: h.passage_count for h in store.phrases_by_name([f"phrase {i}" for i in range(31)]).values()
+    }
+    assert counts["ph0"] == 1 and counts["ph15"] == 2 and counts["ph30"] == 1
