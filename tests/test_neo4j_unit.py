@@ -383,8 +383,13 @@ def gds_responder(weighted: bool, runs: list[int]) -> Any:
     return respond
 
 
+def known_phrases(params: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"id": i} for i in params["ids"] if i in IDS]
+
+
 def gds_driver(weighted: bool, runs: list[int]) -> FakeDriver:
     driver = FakeDriver().on("meta_graph_version", [{"graph_version": 3}])
+    driver.on("read_existing_phrases", known_phrases)
     driver.on(
         "gds_graph_info", [{"graph_name": "g", "node_count": len(IDS), "relationship_count": 2 * len(EDGES)}]
     )
@@ -415,7 +420,7 @@ def test_gds_engines_agree_with_the_in_process_engine(weighted: bool) -> None:
     for n in expected:
         assert scores[n] == pytest.approx(expected[n], rel=1e-6)
     call = driver.named("gds_ppr_weighted" if weighted else "gds_ppr_linear")[0]
-    assert call.params["seeds"] == [{"id": k, "weight": v} for k, v in sorted(SEEDS.items())]
+    assert call.params["seeds"] == [{"id": k, "weight": v} for k, v in sorted(SEEDS.items()) if k in IDS]
     assert call.params["graph_name"] == "hipporag.neo4j.kb.v3" and call.access_mode == "WRITE"
     assert len(runs) == (1 if weighted else 3)  # linear fallback: one GDS run per (existing) seed
 
@@ -440,7 +445,11 @@ def test_gds_engine_without_edges_returns_the_reset_distribution() -> None:
         "b": 0.25,
     }
     assert "gds_ppr_weighted" not in driver.names_run()
+    driver.calls.clear()
     assert engine.run({"a": 0.0}, 0.5, 100, 1e-8) == {}
+    driver.on("read_existing_phrases", [])
+    assert engine.run({"gone": 1.0}, 0.5, 100, 1e-8) == {}  # no seed in the graph: GDS never called
+    assert driver.names_run() == ["read_existing_phrases"]
 
 
 def test_gds_engine_recovers_once_from_a_vanished_projection() -> None:
@@ -816,6 +825,7 @@ def test_graph_passage_scores_send_ppr_scores_to_the_cypher_aggregation() -> Non
     driver.on("meta_graph_version", [{"graph_version": 3}])
     driver.on("gds_graph_info", [{"graph_name": "g", "node_count": len(IDS), "relationship_count": 10}])
     driver.on("gds_ppr_weighted", gds_responder(True, runs))
+    driver.on("read_existing_phrases", known_phrases)
     driver.on(
         "passage_scores",
         lambda p: [

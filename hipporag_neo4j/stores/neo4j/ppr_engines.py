@@ -69,6 +69,8 @@ class GdsPpr:
         self.name = "gds-weighted" if weighted else "gds-linear"
 
     def _known(self, seeds: dict[str, float]) -> dict[str, float]:
+        if not seeds:
+            return {}
         rows = self.runner.read("read_existing_phrases", ids=list(seeds), namespace=self.namespace)
         known = {row["id"] for row in rows}
         return {phrase_id: w for phrase_id, w in seeds.items() if phrase_id in known}
@@ -91,7 +93,9 @@ class GdsPpr:
     def run(
         self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
     ) -> dict[str, float]:
-        seeds = positive_seeds(seeds)
+        # every source node must exist in the projection, and an empty source list would run a plain
+        # PageRank: keep the seeds that are phrases of the namespace, stop when none is
+        seeds = self._known(positive_seeds(seeds))
         if not seeds:
             return {}
         for attempt in (1, 2):
@@ -99,7 +103,7 @@ class GdsPpr:
             if projection.relationship_count == 0:
                 # no edges: every walk restarts at once, PPR is the reset distribution itself (and GDS
                 # would not know the weight property of an edgeless projection)
-                return normalised(self._known(seeds))
+                return normalised(seeds)
             try:
                 return normalised(self._stream(projection, seeds, damping, max_iterations, tolerance))
             except StoreError:
