@@ -47,37 +47,44 @@ class CypherQuery:
             )
 
 
-def _without_comments_and_strings(text: str) -> str:
-    """``text`` with ``//`` comments removed and string literals emptied (a small scanner: an apostrophe
-    in a comment must not open a string)."""
+def _scan(text: str) -> tuple[str, list[int]]:
+    """``text`` with ``//`` comments removed and string literals emptied, and the offsets in ``text`` of
+    the statement-ending semicolons (outside strings and comments). A small scanner: an apostrophe in
+    a comment must not open a string, a ``;`` in a string must not end a statement."""
     out: list[str] = []
+    ends: list[int] = []
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
         if ch == "/" and text.startswith("//", i):
             end = text.find("\n", i)
             i = n if end < 0 else end
-        elif ch in "'\"":
+        elif ch in "'\"`":
             j = i + 1
             while j < n and text[j] != ch:
-                j += 2 if text[j] == "\\" else 1
+                j += 2 if text[j] == "\\" and ch != "`" else 1
             out.append(ch + ch)
             i = j + 1
         else:
+            if ch == ";":
+                ends.append(i)
             out.append(ch)
             i += 1
-    return "".join(out)
+    return "".join(out), ends
 
 
 def parameters_of(text: str) -> frozenset[str]:
     """The ``$parameter`` names a statement uses (comments and string literals ignored)."""
-    return frozenset(_PARAMETER.findall(_without_comments_and_strings(text)))
+    return frozenset(_PARAMETER.findall(_scan(text)[0]))
 
 
 def split_statements(text: str) -> list[str]:
-    """Statements of a script separated by ``;`` at the end of a line (comment-only parts dropped)."""
-    parts = re.split(r";[ \t]*(?:\n|$)", text)
-    return [part.strip() for part in parts if _without_comments_and_strings(part).strip()]
+    """Statements of a script separated by ``;`` (comment-only parts dropped)."""
+    parts, start = [], 0
+    for end in [*_scan(text)[1], len(text)]:
+        parts.append(text[start:end])
+        start = end + 1
+    return [part.strip() for part in parts if _scan(part)[0].strip()]
 
 
 def cypher_dir() -> Traversable:
