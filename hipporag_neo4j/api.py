@@ -18,7 +18,14 @@ from hipporag_neo4j.embedding import Embedder, create_embedder
 from hipporag_neo4j.errors import ConfigError, InputError
 from hipporag_neo4j.extraction.base import Extractor, QueryEntityExtractor
 from hipporag_neo4j.indexing import Indexer, IndexingOptions, ProgressCallback
-from hipporag_neo4j.models import Answer, IndexReport, PassageInput, RetrievalMode, RetrievalResult, StoreStats
+from hipporag_neo4j.models import (
+    Answer,
+    IndexReport,
+    PassageInput,
+    RetrievalMode,
+    RetrievalResult,
+    StoreStats,
+)
 from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import Settings, load_settings
 from hipporag_neo4j.stores.base import DeleteReport, EmbeddedKind, GraphStore, StoreMeta
@@ -114,7 +121,7 @@ class HippoRAG:
             if method == "llm" or (method == "auto" and self.settings.llm.configured):
                 from hipporag_neo4j.extraction.llm_extractor import LLMExtractor
 
-                self._extractor = LLMExtractor(self.llm)
+                self._extractor = LLMExtractor(self.llm, json_mode=self.settings.llm.json_mode)
             else:
                 from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor
 
@@ -130,7 +137,8 @@ class HippoRAG:
                 if self.settings.llm.configured:
                     from hipporag_neo4j.extraction.llm_extractor import LLMQueryNER
 
-                    query_ner, fallback = LLMQueryNER(self.llm), self._spacy_query_ner()
+                    query_ner = LLMQueryNER(self.llm, json_mode=self.settings.llm.json_mode)
+                    fallback = self._spacy_query_ner()
                 else:
                     query_ner = self._spacy_query_ner()
             self._retriever = Retriever(
@@ -148,7 +156,9 @@ class HippoRAG:
         )
 
     # --- public API ------------------------------------------------------------------------------
-    def index(self, passages: Iterable[PassageLike], *, progress: ProgressCallback | None = None) -> IndexReport:
+    def index(
+        self, passages: Iterable[PassageLike], *, progress: ProgressCallback | None = None
+    ) -> IndexReport:
         """Extract, embed and store passages. Re-running with the same passages does nothing new."""
         inputs = [to_passage_input(p) for p in passages]
         store = self.store
@@ -158,9 +168,7 @@ class HippoRAG:
             report.usage = self._llm.usage.model_copy()
         return report
 
-    def index_openie(
-        self, path: str | Path, *, progress: ProgressCallback | None = None
-    ) -> IndexReport:
+    def index_openie(self, path: str | Path, *, progress: ProgressCallback | None = None) -> IndexReport:
         """Index passages with a pre-extracted OpenIE file (HippoRAG's JSON or our JSONL); no LLM call.
 
         Passages are not chunked here: the recorded extraction belongs to the whole passage.

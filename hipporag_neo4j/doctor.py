@@ -30,13 +30,14 @@ def _store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
             caps = store.capabilities()
         finally:
             store.close()
-        data = dataclasses.asdict(caps) if dataclasses.is_dataclass(caps) else caps.model_dump()  # type: ignore[arg-type]
+        data = dataclasses.asdict(caps)
         notes = "; ".join(data.get("notes", []))
         status = "ok" if data.get("ppr_engine") != "local" else "warn"
         detail = (
             f"Neo4j {data.get('neo4j_version')} {data.get('edition')} at {settings.neo4j.uri}, "
             f"database {settings.neo4j.database}, namespace {settings.neo4j.namespace}; "
-            f"GDS {data.get('gds_version') or 'not installed'}; APOC {data.get('apoc_version') or 'not installed'}; "
+            f"GDS {data.get('gds_version') or 'not installed'}; "
+            f"APOC {data.get('apoc_version') or 'not installed'}; "
             f"PPR engine: {data.get('ppr_engine')}" + (f" ({notes})" if notes else "")
         )
         return status, detail, data
@@ -46,11 +47,11 @@ def _store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     path = settings.store.path
     if not (path / DB_FILE).exists():
         return "info", f"embedded store at {path} (empty: created on first index)", {}
-    store = EmbeddedStore(path)
+    embedded = EmbeddedStore(path)
     try:
-        stats = store.stats()
+        stats = embedded.stats()
     finally:
-        store.close()
+        embedded.close()
     return (
         "ok",
         f"embedded store at {path}: {stats.passages} passages, {stats.phrases} phrases, "
@@ -64,7 +65,11 @@ def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:
 
     embedder = create_embedder(settings.embedding)
     dim = embedder.dimension
-    return "ok", f"{settings.embedding.provider} model {settings.embedding.model!r} loads ({dim}-d)", {"dimension": dim}
+    return (
+        "ok",
+        f"{settings.embedding.provider} model {settings.embedding.model!r} loads ({dim}-d)",
+        {"dimension": dim},
+    )
 
 
 def _spacy(settings: Settings) -> tuple[str, str, dict[str, Any]]:
@@ -80,7 +85,8 @@ def _llm(settings: Settings) -> tuple[str, str, dict[str, Any]]:
         method = settings.extraction.method
         return (
             "info",
-            "no LLM configured (HIPPORAG_LLM__MODEL): extraction uses spaCy (weaker), query entities use spaCy, "
+            "no LLM configured (HIPPORAG_LLM__MODEL): extraction uses spaCy (weaker), "
+            "query entities use spaCy, "
             f"answers are unavailable (extraction.method={method})",
             {},
         )
@@ -116,4 +122,6 @@ def print_doctor(report: dict[str, Any]) -> None:
     click.echo(f"backend: {report['backend']}")
     for check in report["checks"]:
         status = check["status"]
-        click.echo(click.style(f"[{status:>5}] ", fg=colours.get(status)) + f"{check['name']}: {check['detail']}")
+        click.echo(
+            click.style(f"[{status:>5}] ", fg=colours.get(status)) + f"{check['name']}: {check['detail']}"
+        )

@@ -180,7 +180,9 @@ class OpenAIEmbedder:
 
 def create_embedder(settings: EmbeddingSettings) -> Embedder:
     if settings.provider == "sentence-transformers":
-        return SentenceTransformerEmbedder(settings.model, batch_size=settings.batch_size, device=settings.device)
+        return SentenceTransformerEmbedder(
+            settings.model, batch_size=settings.batch_size, device=settings.device
+        )
     if settings.provider == "openai":
         return OpenAIEmbedder(settings)
     raise ConfigError(f"embedding.provider: unknown provider {settings.provider!r}")

@@ -50,13 +50,14 @@ def _split_sentences(text: str) -> list[str]:
 
 
 def chunk_text(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -> list[str]:
-    """Greedy sentence packing into chunks of at most ``max_tokens``; an over-long sentence is split on words."""
+    """Greedy sentence packing into chunks of at most ``max_tokens``; a longer sentence is split on words."""
     pieces: list[str] = []
     for sentence in _split_sentences(text):
         if count_tokens(sentence) <= max_tokens:
             pieces.append(sentence)
             continue
-        words, current = sentence.split(), []
+        current: list[str] = []
+        words = sentence.split()
         for word in words:
             if current and count_tokens(" ".join([*current, word])) > max_tokens:
                 pieces.append(" ".join(current))
@@ -88,7 +89,9 @@ def prepare_passages(
     for number, item in enumerate(inputs):
         source = item.title or f"input #{number}"
         if not item.text or not item.text.strip():
-            report.failed.append(PassageFailure(passage_id=item.id, source=source, reason="empty passage text"))
+            report.failed.append(
+                PassageFailure(passage_id=item.id, source=source, reason="empty passage text")
+            )
             continue
         text = item.text.strip()
         passage_id = item.id or make_passage_id(text, item.title)
@@ -109,7 +112,9 @@ def prepare_passages(
             report.chunked[passage_id] = chunk_ids
             for n, (chunk_id, chunk) in enumerate(zip(chunk_ids, chunks, strict=True)):
                 metadata = {**item.metadata, "parent_id": passage_id, "chunk": n, "chunks": len(chunks)}
-                prepared.setdefault(chunk_id, Passage(id=chunk_id, text=chunk, title=item.title, metadata=metadata))
+                prepared.setdefault(
+                    chunk_id, Passage(id=chunk_id, text=chunk, title=item.title, metadata=metadata)
+                )
             continue
         if passage_id in prepared:
             report.skipped.append(passage_id)

@@ -50,9 +50,7 @@ def _records_from_json(value: Any, path: Path) -> list[Any]:
         if "text" in value:
             return [value]
         if all(isinstance(v, str | list) for v in value.values()):  # {title: text or [sentences]}
-            return [
-                {"title": k, "text": v if isinstance(v, str) else "".join(v)} for k, v in value.items()
-            ]
+            return [{"title": k, "text": v if isinstance(v, str) else "".join(v)} for k, v in value.items()]
     raise InputError(f"{path}: JSON must be a list of passages or an object with a 'passages' list")
 
 
@@ -80,7 +78,9 @@ def read_file(path: Path, result: ReadResult) -> None:
     try:
         records = _records_from_json(json.loads(text), path)
     except json.JSONDecodeError as exc:
-        result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=f"malformed JSON: {exc}"))
+        result.failures.append(
+            PassageFailure(passage_id=None, source=str(path), reason=f"malformed JSON: {exc}")
+        )
         return
     except InputError as exc:
         result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=str(exc)))

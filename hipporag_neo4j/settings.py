@@ -12,7 +12,15 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hipporag_neo4j.errors import ConfigError
@@ -68,6 +76,11 @@ class LLMSettings(_Group):
         Path(".hipporag/llm_cache.sqlite"), description="SQLite response cache; unset to disable."
     )
     azure_api_version: str | None = Field(None, description="Set to use Azure OpenAI (with base_url).")
+    json_mode: bool = Field(
+        True,
+        description="Ask for response_format=json_object in extraction and query NER (turn off for "
+        "servers that reject it).",
+    )
 
     @property
     def configured(self) -> bool:
@@ -143,12 +156,12 @@ class Settings(BaseSettings):
         extra="forbid",
     )
 
-    store: StoreSettings = Field(default_factory=StoreSettings)  # type: ignore[arg-type]
-    neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)  # type: ignore[arg-type]
-    llm: LLMSettings = Field(default_factory=LLMSettings)  # type: ignore[arg-type]
-    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)  # type: ignore[arg-type]
-    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)  # type: ignore[arg-type]
-    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)  # type: ignore[arg-type]
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
 
     @model_validator(mode="after")
     def _backend_needs_uri(self) -> Settings:
@@ -195,7 +208,9 @@ def _check_unknown_env(environ: dict[str, str]) -> None:
             continue  # test-suite switches, e.g. HIPPORAG_TEST_NEO4J_URI
         group, _, field = rest.partition("__")
         if group not in groups:
-            raise ConfigError(f"unknown setting {name}: no group {group!r} (groups: {', '.join(sorted(groups))})")
+            raise ConfigError(
+                f"unknown setting {name}: no group {group!r} (groups: {', '.join(sorted(groups))})"
+            )
         group_fields = Settings.model_fields[group].annotation.model_fields  # type: ignore[union-attr]
         if field and field not in group_fields:
             raise ConfigError(
@@ -213,7 +228,7 @@ def load_settings(overrides: dict[str, Any] | None = None, env_file: str | Path 
     _check_unknown_env(environ)
     init: dict[str, Any] = _deep_merge(_short_aliases(environ), overrides or {})
     try:
-        return Settings(_env_file=env_file, **init)  # type: ignore[call-arg]
+        return Settings(_env_file=env_file, **init)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():

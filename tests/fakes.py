@@ -54,7 +54,9 @@ class TableExtractor:
 
     name = "table"
 
-    def __init__(self, table: dict[str, list[list[str]]], entities: dict[str, list[str]] | None = None) -> None:
+    def __init__(
+        self, table: dict[str, list[list[str]]], entities: dict[str, list[str]] | None = None
+    ) -> None:
         self.table = table
         self.entities = entities or {}
         self.calls: list[str] = []

@@ -31,7 +31,7 @@ def dump_embedded(path: Path) -> dict[str, list[tuple[object, ...]]]:
     conn = sqlite3.connect(path / "graph.sqlite")
     try:
         return {
-            table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall())  # noqa: S608
+            table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall())
             for table in ("passages", "phrases", "mentions", "facts", "states", "synonyms")
         }
     finally:

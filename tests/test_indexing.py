@@ -20,7 +20,9 @@ TABLE = {
 
 def test_bad_input_is_reported_and_the_rest_indexed(tmp_path: Path) -> None:
     memory = make_memory(tmp_path / "s", TABLE)
-    report = memory.index([*TABLE, "", "   ", "A passage the extractor fails on.", "Maria works at Stanford."])
+    report = memory.index(
+        [*TABLE, "", "   ", "A passage the extractor fails on.", "Maria works at Stanford."]
+    )
     assert len(report.indexed) == 3
     reasons = [f.reason for f in report.failed]
     assert reasons.count("empty passage text") == 2
@@ -31,7 +33,7 @@ def test_bad_input_is_reported_and_the_rest_indexed(tmp_path: Path) -> None:
 
 def test_rerun_resumes_and_never_duplicates(tmp_path: Path) -> None:
     memory = make_memory(tmp_path / "s", TABLE)
-    first = memory.index(list(TABLE)[:2] + ["unknown passage"])
+    first = memory.index([*list(TABLE)[:2], "unknown passage"])
     before = dump_embedded(tmp_path / "s")
     assert len(first.indexed) == 2 and len(first.failed) == 1
     calls_before = len(memory.extractor.calls)  # type: ignore[attr-defined]

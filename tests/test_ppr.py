@@ -37,12 +37,16 @@ def test_parallel_edges_add_up_and_self_loops_are_dropped() -> None:
 
 
 def test_seed_only_graph_keeps_mass_on_seed() -> None:
-    transition, dangling = transition_matrix(symmetric_adjacency(np.array([0]), np.array([1]), np.array([1.0]), 3))
+    transition, dangling = transition_matrix(
+        symmetric_adjacency(np.array([0]), np.array([1]), np.array([1.0]), 3)
+    )
     scores = personalized_pagerank(transition, dangling, np.array([0.0, 0.0, 1.0]), 0.5)
     assert scores.tolist() == pytest.approx([0.0, 0.0, 1.0])
 
 
 def test_empty_reset_is_an_error() -> None:
-    transition, dangling = transition_matrix(symmetric_adjacency(np.array([0]), np.array([1]), np.array([1.0]), 2))
+    transition, dangling = transition_matrix(
+        symmetric_adjacency(np.array([0]), np.array([1]), np.array([1.0]), 2)
+    )
     with pytest.raises(ValueError, match="empty"):
         personalized_pagerank(transition, dangling, np.zeros(2), 0.5)

@@ -15,15 +15,30 @@ from hipporag_neo4j.text import make_passage_id
 pytestmark = pytest.mark.integration
 
 # A small vocabulary with near-duplicates ("<x> variant") so synonym edges appear and must be handled.
-VOCAB = ["stanford", "stanford variant", "thomas", "alzheimer", "alzheimer variant", "maria", "robots",
-         "harvard", "cambridge", "lee", "ab", "münchen", "北京"]
+VOCAB = [
+    "stanford",
+    "stanford variant",
+    "thomas",
+    "alzheimer",
+    "alzheimer variant",
+    "maria",
+    "robots",
+    "harvard",
+    "cambridge",
+    "lee",
+    "ab",
+    "münchen",
+    "北京",
+]
 PREDICATES = ["works at", "studies", "is in", "likes"]
 
 triple = st.tuples(st.sampled_from(VOCAB), st.sampled_from(PREDICATES), st.sampled_from(VOCAB)).filter(
     lambda t: t[0] != t[2]
 )
 passage = st.lists(triple, min_size=0, max_size=4)
-corpus = st.dictionaries(st.integers(0, 10_000).map(lambda i: f"Passage {i}."), passage, min_size=1, max_size=6)
+corpus = st.dictionaries(
+    st.integers(0, 10_000).map(lambda i: f"Passage {i}."), passage, min_size=1, max_size=6
+)
 
 
 def _table(*parts: dict[str, list[tuple[str, str, str]]]) -> dict[str, list[list[str]]]:

@@ -50,9 +50,21 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore
 CORPUS: list[tuple[str, str, list[tuple[str, str, str]]]] = [
     ("p1", "Thomas is a professor at Stanford.", [("thomas", "is professor at", "stanford")]),
     ("p2", "Thomas researches Alzheimer's.", [("thomas", "researches", "alzheimer s")]),
-    ("p3", "Maria works at Stanford on robots.", [("maria", "works at", "stanford"), ("maria", "builds", "robots")]),
-    ("p4", "Lee studies Alzheimer's at Harvard.", [("lee", "studies", "alzheimer s"), ("lee", "works at", "harvard")]),
-    ("p5", "Harvard is in Cambridge.", [("harvard", "is in", "cambridge"), ("harvard", "is in", "cambridge")]),
+    (
+        "p3",
+        "Maria works at Stanford on robots.",
+        [("maria", "works at", "stanford"), ("maria", "builds", "robots")],
+    ),
+    (
+        "p4",
+        "Lee studies Alzheimer's at Harvard.",
+        [("lee", "studies", "alzheimer s"), ("lee", "works at", "harvard")],
+    ),
+    (
+        "p5",
+        "Harvard is in Cambridge.",
+        [("harvard", "is in", "cambridge"), ("harvard", "is in", "cambridge")],
+    ),
 ]
 
 
@@ -70,7 +82,16 @@ def _records(ids: set[str]) -> tuple[list[PhraseRecord], list[PassageRecord]]:
                 phrases[phrase_id] = PhraseRecord(phrase_id, name, EMB.encode([name])[0])
                 mentions[phrase_id] = mentions.get(phrase_id, 0) + 1
             fid = make_fact_id(s, p, o)
-            facts.append(FactRecord(fid, make_phrase_id(s), p, make_phrase_id(o), fact_text(s, p, o), EMB.encode([fact_text(s, p, o)])[0]))
+            facts.append(
+                FactRecord(
+                    fid,
+                    make_phrase_id(s),
+                    p,
+                    make_phrase_id(o),
+                    fact_text(s, p, o),
+                    EMB.encode([fact_text(s, p, o)])[0],
+                )
+            )
         records.append(PassageRecord(Passage(id=pid, text=text), EMB.encode([text])[0], mentions, facts))
     return list(phrases.values()), records
 
@@ -88,7 +109,14 @@ def _snapshot(store: GraphStore) -> dict[str, object]:
     seeds = {h.id: 1.0 for h in found.values()}
     ppr = store.personalized_pagerank(seeds, DAMPING, 200, 1e-10) if seeds else {}
     return {
-        "counts": (stats.passages, stats.phrases, stats.facts, stats.relation_edges, stats.synonym_edges, stats.mentions),
+        "counts": (
+            stats.passages,
+            stats.phrases,
+            stats.facts,
+            stats.relation_edges,
+            stats.synonym_edges,
+            stats.mentions,
+        ),
         "phrases": {n: h.passage_count for n, h in found.items()},
         "ppr": {k: round(v, 6) for k, v in ppr.items()},
     }
@@ -115,7 +143,9 @@ def test_writes_are_idempotent(store: GraphStore) -> None:
 
 def test_missing_phrases_and_facts(store: GraphStore) -> None:
     _index(store, {"p1"})
-    assert store.missing_phrases([make_phrase_id("thomas"), make_phrase_id("maria")]) == {make_phrase_id("maria")}
+    assert store.missing_phrases([make_phrase_id("thomas"), make_phrase_id("maria")]) == {
+        make_phrase_id("maria")
+    }
     known = make_fact_id("thomas", "is professor at", "stanford")
     assert store.missing_facts([known, "fact-unknown"]) == {"fact-unknown"}
 
@@ -131,7 +161,9 @@ def test_synonyms_are_stored_once_per_pair(store: GraphStore) -> None:
 def test_nearest_phrases_returns_cosine(store: GraphStore) -> None:
     _index(store, {"p1", "p2", "p3"})
     query = EMB.encode(["stanford", "robots variant"])  # the second is a near-duplicate of "robots"
-    hits = store.nearest_phrases(query, top_k=2, min_similarity=0.5, exclude_ids=[make_phrase_id("stanford"), ""])
+    hits = store.nearest_phrases(
+        query, top_k=2, min_similarity=0.5, exclude_ids=[make_phrase_id("stanford"), ""]
+    )
     assert all(h.name != "stanford" for h in hits[0])
     assert hits[1][0].name == "robots"
     assert hits[1][0].similarity == pytest.approx(float(query[1] @ EMB.encode(["robots"])[0]), abs=1e-4)

@@ -41,7 +41,11 @@ def _column(result: RetrievalResult, gold: set[str], width: int) -> list[str]:
 
 
 def run_demo(
-    settings: Settings, *, keep: Path | None = None, echo: Callable[[str], None] | None = print, top_k: int = 5
+    settings: Settings,
+    *,
+    keep: Path | None = None,
+    echo: Callable[[str], None] | None = print,
+    top_k: int = 5,
 ) -> dict[str, Any]:
     say = echo or (lambda _line: None)
     temporary = None
@@ -51,7 +55,9 @@ def run_demo(
             keep = Path(temporary.name)
         settings = settings.model_copy(update={"store": settings.store.model_copy(update={"path": keep})})
     elif settings.neo4j.namespace == "default":
-        settings = settings.model_copy(update={"neo4j": settings.neo4j.model_copy(update={"namespace": "demo"})})
+        settings = settings.model_copy(
+            update={"neo4j": settings.neo4j.model_copy(update={"namespace": "demo"})}
+        )
     # The demo shows the offline path: recorded extraction and spaCy query entities.
     settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"model": None})})
     questions = load_questions()
@@ -71,7 +77,8 @@ def run_demo(
             }
             say(
                 f"Indexed {stats.passages} passages into the {stats.backend} store ({stats.location}): "
-                f"{stats.phrases} phrases, {stats.relation_edges} relation and {stats.synonym_edges} synonym edges."
+                f"{stats.phrases} phrases, {stats.relation_edges} relation and "
+                f"{stats.synonym_edges} synonym edges."
             )
             for question in questions:
                 graph = memory.retrieve(question["question"], mode="hipporag", top_k=top_k)
@@ -94,7 +101,9 @@ def run_demo(
     return outcome
 
 
-def _show(say: Callable[[str], None], question: dict[str, Any], graph: RetrievalResult, dense: RetrievalResult) -> None:
+def _show(
+    say: Callable[[str], None], question: dict[str, Any], graph: RetrievalResult, dense: RetrievalResult
+) -> None:
     gold = set(question["gold_titles"])
     say("")
     say(f"Q: {question['question']}   (answer: {question['answer']})")

@@ -17,9 +17,7 @@ def min_max(scores: Mapping[str, float], floor: float | None = None) -> dict[str
     return {k: (v - low) / (high - low) for k, v in scores.items()}
 
 
-def mix(
-    graph: Mapping[str, float], dense: Mapping[str, float], graph_weight: float
-) -> dict[str, float]:
+def mix(graph: Mapping[str, float], dense: Mapping[str, float], graph_weight: float) -> dict[str, float]:
     """graph_weight * graph + (1 - graph_weight) * dense over the union; a missing score counts as 0."""
     keys = set(graph) | set(dense)
     return {k: graph_weight * graph.get(k, 0.0) + (1.0 - graph_weight) * dense.get(k, 0.0) for k in keys}

@@ -11,7 +11,7 @@ STOPWORDS = frozenset(
     during without before under around among and or but nor so yet is are was were be been being am do does
     did has have had having who whom whose which what when where why how that this these those it its he she
     they them his her their him i you we us our your my me there here than then also not no yes one first
-    last many much more most other some such any each every both either neither same own""".split()
+    last many much more most other some such any each every both either neither same own""".split()  # noqa: SIM905
 )
 
 

@@ -151,7 +151,9 @@ class Retriever:
         timings["dense_search"] = time.perf_counter() - t
         return scores
 
-    def retrieve(self, query: str, mode: RetrievalMode | None = None, top_k: int | None = None) -> RetrievalResult:
+    def retrieve(
+        self, query: str, mode: RetrievalMode | None = None, top_k: int | None = None
+    ) -> RetrievalResult:
         mode = mode or self.settings.mode
         top_k = top_k or self.settings.top_k
         timings: dict[str, float] = {}
@@ -179,7 +181,9 @@ class Retriever:
                     combined = dense_raw
                 else:
                     weight = self.settings.hybrid_weight if mode == "hybrid" else 0.5
-                    dense_floor = None if len(dense_raw) >= self.store.passage_count() else min(dense_raw.values())
+                    dense_floor = (
+                        None if len(dense_raw) >= self.store.passage_count() else min(dense_raw.values())
+                    )
                     combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), weight)
             else:
                 combined = graph_raw
@@ -201,7 +205,9 @@ class Retriever:
                 dense_score=dense_by_id.get(pid),
                 note=graph_run.note if graph_run else None,
             )
-            results.append(RetrievedPassage(rank=rank, passage=passages[pid], score=score, explanation=explanation))
+            results.append(
+                RetrievedPassage(rank=rank, passage=passages[pid], score=score, explanation=explanation)
+            )
         timings["total"] = time.perf_counter() - started
         return RetrievalResult(
             query=query,

@@ -11,7 +11,7 @@ Graph model, shared by both stores:
   the triples kept for HippoRAG-2-style fact retrieval and for exact delete
 * ``(Phrase)-[:RELATION {predicates, weight}]->(Phrase)``: derived from facts, one edge per (subject, object),
   weight = number of (passage, fact) pairs behind it
-* ``(Phrase)-[:SYNONYM {score}]->(Phrase)``: cosine >= tau, stored once per pair with ``source.id < target.id``
+* ``(Phrase)-[:SYNONYM {score}]->(Phrase)``: cosine >= tau, once per pair with ``source.id < target.id``
 * ``(Passage)-[:MENTIONS {count}]->(Phrase)``: count = occurrences of the phrase in the passage's
   extraction (each triple slot, plus one when it is also a named entity)
 

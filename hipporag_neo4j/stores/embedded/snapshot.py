@@ -78,10 +78,13 @@ class GraphSnapshot:
             m_cols.append(pos[phrase_id])
             m_data.append(count)
         mentions = sp.csr_matrix(
-            (np.array(m_data, dtype=np.float64), (np.array(m_rows, dtype=np.int64), np.array(m_cols, dtype=np.int64))),
+            (
+                np.array(m_data, dtype=np.float64),
+                (np.array(m_rows, dtype=np.int64), np.array(m_cols, dtype=np.int64)),
+            ),
             shape=(len(passage_ids), n_phrases),
         )
-        passage_counts = np.asarray((mentions > 0).sum(axis=0)).ravel().astype(np.int64)
+        passage_counts = np.diff(mentions.tocsc().indptr).astype(np.int64)  # non-zeros per phrase column
 
         sources: list[int] = []
         targets: list[int] = []

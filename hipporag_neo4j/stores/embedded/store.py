@@ -231,8 +231,14 @@ class EmbeddedStore:
                 "INSERT OR IGNORE INTO facts(id, subject_id, predicate, object_id, text, embedding) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (f.id, f.subject_id, f.predicate, f.object_id, f.text,
-                     None if f.embedding is None else _blob(f.embedding))
+                    (
+                        f.id,
+                        f.subject_id,
+                        f.predicate,
+                        f.object_id,
+                        f.text,
+                        None if f.embedding is None else _blob(f.embedding),
+                    )
                     for f in facts.values()
                 ],
             )
@@ -264,7 +270,11 @@ class EmbeddedStore:
         k = min(top_k + 1, n)
         for start in range(0, len(vectors), _QUERY_CHUNK):
             sims = vectors[start : start + _QUERY_CHUNK] @ index.vectors.T
-            best = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (len(sims), 1))
+            best = (
+                np.argpartition(-sims, k - 1, axis=1)[:, :k]
+                if k < n
+                else np.tile(np.arange(n), (len(sims), 1))
+            )
             for row, candidates in enumerate(best):
                 exclude = exclude_ids[start + row] if exclude_ids else None
                 ordered = sorted(candidates, key=lambda j: (-sims[row, j], index.ids[j]))
@@ -317,16 +327,22 @@ class EmbeddedStore:
             for chunk in _chunks(gone):
                 marks = _placeholders(len(chunk))
                 phrase_ids.update(
-                    r[0] for r in conn.execute(f"SELECT phrase_id FROM mentions WHERE passage_id IN ({marks})", chunk)
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT phrase_id FROM mentions WHERE passage_id IN ({marks})", chunk
+                    )
                 )
                 fact_ids.update(
-                    r[0] for r in conn.execute(f"SELECT fact_id FROM states WHERE passage_id IN ({marks})", chunk)
+                    r[0]
+                    for r in conn.execute(f"SELECT fact_id FROM states WHERE passage_id IN ({marks})", chunk)
                 )
                 conn.execute(f"DELETE FROM mentions WHERE passage_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM states WHERE passage_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM passages WHERE id IN ({marks})", chunk)
             orphan_facts = [
-                f for f in fact_ids if conn.execute("SELECT 1 FROM states WHERE fact_id = ?", (f,)).fetchone() is None
+                f
+                for f in fact_ids
+                if conn.execute("SELECT 1 FROM states WHERE fact_id = ?", (f,)).fetchone() is None
             ]
             for chunk in _chunks(orphan_facts):
                 conn.execute(f"DELETE FROM facts WHERE id IN ({_placeholders(len(chunk))})", chunk)
@@ -364,7 +380,12 @@ class EmbeddedStore:
         return found
 
     def _ppr_vector(
-        self, graph: GraphSnapshot, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+        self,
+        graph: GraphSnapshot,
+        seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
     ) -> np.ndarray:
         reset = np.zeros(len(graph.phrases.ids), dtype=np.float64)
         for phrase_id, weight in seeds.items():
@@ -373,7 +394,9 @@ class EmbeddedStore:
                 reset[position] += weight
         if reset.sum() <= 0:
             return np.zeros_like(reset)
-        return personalized_pagerank(graph.transition, graph.dangling, reset, damping, max_iterations, tolerance)
+        return personalized_pagerank(
+            graph.transition, graph.dangling, reset, damping, max_iterations, tolerance
+        )
 
     def personalized_pagerank(
         self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
@@ -399,10 +422,15 @@ class EmbeddedStore:
         for i in order:
             row = graph.mentions.getrow(i)
             contributions = sorted(
-                ((graph.phrases.names[j], float(c * ppr[j])) for j, c in zip(row.indices, row.data, strict=True)),
+                (
+                    (graph.phrases.names[j], float(c * ppr[j]))
+                    for j, c in zip(row.indices, row.data, strict=True)
+                ),
                 key=lambda item: -item[1],
             )
-            results.append(PassageScore(graph.passage_ids[i], float(scores[i]), contributions[:explain_phrases]))
+            results.append(
+                PassageScore(graph.passage_ids[i], float(scores[i]), contributions[:explain_phrases])
+            )
         return results
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
@@ -450,7 +478,8 @@ class EmbeddedStore:
     # --- maintenance ---------------------------------------------------------------------------
     def iter_texts(self, kind: EmbeddedKind, batch_size: int) -> Iterator[list[tuple[str, str]]]:
         sql = {
-            "passage": "SELECT id, CASE WHEN title IS NULL OR title = '' THEN text ELSE title || char(10) || text END "
+            "passage": "SELECT id, CASE WHEN title IS NULL OR title = '' THEN text "
+            "ELSE title || char(10) || text END "
             "FROM passages ORDER BY id",
             "phrase": "SELECT id, name FROM phrases ORDER BY id",
             "fact": "SELECT id, text FROM facts ORDER BY id",

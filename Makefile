@@ -1,0 +1,43 @@
+# The few commands a newcomer needs; the README shows the same ones.
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+
+.PHONY: install install-dev demo test test-fast lint typecheck format bench clean
+
+install:            ## the package (torch first: the CPU build, not the multi-GB CUDA one)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e .
+
+install-dev:        ## the package and everything the tests need (Python and the Cypher linter's npm package)
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e ".[dev]"
+	cd tests/cypher_lint && npm ci --no-audit --no-fund
+
+demo:               ## the offline demo on the embedded store
+	hipporag-neo4j demo
+
+lint:               ## ruff (lint + format check) and mypy (strict on the package)
+	ruff check .
+	ruff format --check .
+	mypy
+
+test: lint          ## lint, then every test (Neo4j tests skip with a reason when no server is reachable)
+	$(PYTHON) -m pytest
+
+test-fast:          ## unit tests only
+	$(PYTHON) -m pytest -m "unit and not slow"
+
+format:
+	ruff format .
+	ruff check --fix .
+
+bench:              ## the benchmark scripts (MuSiQue ones need ../shared/data/musique)
+	$(PYTHON) benchmarks/bench_quality.py
+	$(PYTHON) benchmarks/bench_indexing.py
+	$(PYTHON) benchmarks/bench_query.py
+	$(PYTHON) benchmarks/bench_incremental.py
+	$(PYTHON) benchmarks/bench_scale.py
+	$(PYTHON) benchmarks/plot.py
+
+clean:
+	rm -rf .hipporag build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
