@@ -88,6 +88,9 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
+
+                transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # quiet CLI output
 
                 try:
                     self._model = SentenceTransformer(target, device=self.device)

@@ -1,0 +1,320 @@
+"""Command line: a thin layer over :class:`hipporag_neo4j.HippoRAG`.
+
+Exit codes: 0 success; 1 error (bad settings, unreadable store, unreachable server...); 2 usage error;
+3 the command finished but some passages failed (each is listed with its reason).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, get_args
+
+import click
+
+from hipporag_neo4j.api import HippoRAG
+from hipporag_neo4j.errors import HippoRAGError
+from hipporag_neo4j.evaluation.cli import eval_cmd
+from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult
+from hipporag_neo4j.settings import Settings, load_settings
+
+EXIT_ERROR, EXIT_PARTIAL = 1, 3
+MODES = list(get_args(RetrievalMode))
+
+
+class Context:
+    def __init__(self, overrides: dict[str, Any], env_file: str | None, as_json: bool) -> None:
+        self.overrides = overrides
+        self.env_file = env_file
+        self.as_json = as_json
+
+    def settings(self, extra: dict[str, Any] | None = None) -> Settings:
+        merged = {k: dict(v) for k, v in self.overrides.items()}
+        for group, values in (extra or {}).items():
+            merged.setdefault(group, {}).update(values)
+        return load_settings(merged, env_file=self.env_file or ".env")
+
+
+def _emit(ctx: Context, payload: Any, human: Callable[[], None]) -> None:
+    if ctx.as_json:
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+    else:
+        human()
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except HippoRAGError as exc:
+        click.secho(f"error: {exc}", fg="red", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+def _progress_bar(label: str) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
+    state: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if "bar" not in state:
+            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
+            state["bar"].__enter__()
+            state["done"] = 0
+        state["bar"].update(done - state["done"])
+        state["done"] = done
+
+    def finish() -> None:
+        if "bar" in state:
+            state["bar"].__exit__(None, None, None)
+
+    return update, finish
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--store", "store_path", type=click.Path(path_type=Path), help="Embedded store directory.")
+@click.option("--neo4j-uri", help="Use Neo4j at this URI (bolt://, neo4j://, neo4j+s://).")
+@click.option("--namespace", help="Knowledge-base name inside the Neo4j database.")
+@click.option("--llm-model", help="LLM model name (enables LLM extraction, query NER and answers).")
+@click.option("--llm-base-url", help="OpenAI-compatible endpoint for the LLM.")
+@click.option("--embedding-model", help="sentence-transformers model name or local path.")
+@click.option("--env-file", type=click.Path(dir_okay=False), help="Read settings from this .env file.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+@click.version_option(package_name="hipporag-neo4j")
+@click.pass_context
+def main(
+    click_ctx: click.Context,
+    store_path: Path | None,
+    neo4j_uri: str | None,
+    namespace: str | None,
+    llm_model: str | None,
+    llm_base_url: str | None,
+    embedding_model: str | None,
+    env_file: str | None,
+    as_json: bool,
+) -> None:
+    """HippoRAG long-term memory with its knowledge graph in Neo4j or an embedded store.
+
+    Settings come from HIPPORAG_* environment variables and .env; options here override them.
+    """
+    overrides: dict[str, dict[str, Any]] = {}
+    pairs = [
+        ("store", "path", store_path),
+        ("neo4j", "uri", neo4j_uri),
+        ("neo4j", "namespace", namespace),
+        ("llm", "model", llm_model),
+        ("llm", "base_url", llm_base_url),
+        ("embedding", "model", embedding_model),
+    ]
+    for group, field, value in pairs:
+        if value is not None:
+            overrides.setdefault(group, {})[field] = value
+    click_ctx.obj = Context(overrides, env_file, as_json)
+
+
+def _memory(ctx: Context, extra: dict[str, Any] | None = None) -> HippoRAG:
+    return HippoRAG(ctx.settings(extra))
+
+
+def _print_index_report(report: IndexReport) -> None:
+    click.echo(
+        f"indexed {len(report.indexed)} passages, skipped {len(report.skipped)} already stored, "
+        f"failed {len(report.failed)}; new phrases {report.new_phrases}, facts {report.new_facts}, "
+        f"synonym edges {report.new_synonym_edges}"
+    )
+    for parent, chunks in report.chunked.items():
+        click.echo(f"  chunked {parent} into {len(chunks)} passages (longer than the embedder's window)")
+    for failure in report.failed:
+        click.secho(
+            f"  failed {failure.passage_id or '-'} ({failure.source or '-'}): {failure.reason}", fg="yellow"
+        )
+    if report.usage.requests or report.usage.cached:
+        u = report.usage
+        click.echo(
+            f"LLM: {u.requests} requests, {u.cached} cached, {u.prompt_tokens} prompt + "
+            f"{u.completion_tokens} completion tokens, {u.retries} retries"
+        )
+
+
+@main.command("index")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--openie",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Pre-extracted OpenIE (HippoRAG JSON or JSONL of {passage_id, triples}): no LLM needed.",
+)
+@click.option("--extractor", type=click.Choice(["auto", "llm", "spacy"]), help="Extraction method.")
+@click.pass_obj
+def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extractor: str | None) -> None:
+    """Index passages from JSON, JSONL, .txt/.md files or directories (or an --openie file).
+
+    A re-run skips what is stored and retries what failed.
+    """
+    from hipporag_neo4j.inputs import read_passages
+
+    if not paths and openie is None:
+        raise click.UsageError("give PATHS to index, or --openie FILE")
+    with _errors():
+        memory = _memory(ctx, {"extraction": {"method": extractor}} if extractor else None)
+        update, finish = _progress_bar("indexing")
+        try:
+            if openie is not None:
+                report = memory.index_openie(openie, progress=update)
+            if paths:
+                read = read_passages(list(paths))
+                report = memory.index(read.passages, progress=update)
+                report.failed[:0] = read.failures
+        finally:
+            finish()
+            memory.close()
+    _emit(ctx, report.model_dump(mode="json"), lambda: _print_index_report(report))
+    if report.failed:
+        sys.exit(EXIT_PARTIAL)
+
+
+def _print_retrieval(result: RetrievalResult, explain: bool) -> None:
+    if result.linked:
+        links = ", ".join(f"{x.query_entity!r}→{x.phrase!r} ({x.similarity:.2f})" for x in result.linked)
+        click.echo(f"linked: {links}")
+    elif result.mode != "dense":
+        click.echo("linked: nothing (fell back to dense retrieval)")
+    for item in result.passages:
+        title = f"{item.passage.title}: " if item.passage.title else ""
+        text = item.passage.text if len(item.passage.text) < 300 else item.passage.text[:297] + "..."
+        click.secho(f"{item.rank}. [{item.score:.4f}] {item.passage.id}", bold=True)
+        click.echo(f"   {title}{text}")
+        if explain and item.explanation.top_phrases:
+            phrases = ", ".join(f"{p.phrase} ({p.score:.3g})" for p in item.explanation.top_phrases)
+            click.echo(f"   via: {phrases}")
+
+
+@main.command("query")
+@click.argument("question")
+@click.option("--mode", type=click.Choice(MODES), help="Retrieval mode (default: retrieval.mode).")
+@click.option("--top-k", type=click.IntRange(1, 1000), help="Passages to return.")
+@click.option("--explain/--no-explain", default=True, help="Show the phrases behind each passage.")
+@click.pass_obj
+def query_cmd(
+    ctx: Context, question: str, mode: RetrievalMode | None, top_k: int | None, explain: bool
+) -> None:
+    """Retrieve the passages that answer QUESTION, with the graph path behind each."""
+    with _errors():
+        memory = _memory(ctx)
+        try:
+            result = memory.retrieve(question, mode=mode, top_k=top_k)
+        finally:
+            memory.close()
+    _emit(ctx, result.model_dump(mode="json"), lambda: _print_retrieval(result, explain))
+
+
+@main.command("answer")
+@click.argument("question")
+@click.option("--mode", type=click.Choice(MODES))
+@click.option("--top-k", type=click.IntRange(1, 1000))
+@click.pass_obj
+def answer_cmd(ctx: Context, question: str, mode: RetrievalMode | None, top_k: int | None) -> None:
+    """Retrieve, then answer QUESTION with the reader LLM (needs an LLM configured)."""
+    with _errors():
+        memory = _memory(ctx)
+        try:
+            answer = memory.answer(question, mode=mode, top_k=top_k)
+        finally:
+            memory.close()
+
+    def human() -> None:
+        click.secho(answer.answer, bold=True)
+        click.echo("from:")
+        for item in answer.retrieval.passages:
+            click.echo(f"  {item.rank}. {item.passage.title or item.passage.id}")
+
+    _emit(ctx, answer.model_dump(mode="json"), human)
+
+
+@main.command("delete")
+@click.argument("passage_ids", nargs=-1, required=True)
+@click.pass_obj
+def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
+    """Delete passages and everything only they supported."""
+    with _errors():
+        memory = _memory(ctx)
+        try:
+            report = memory.delete(list(passage_ids))
+        finally:
+            memory.close()
+    payload = report.__dict__
+
+    def human() -> None:
+        click.echo(
+            f"deleted {len(report.passages)} passages ({len(report.missing)} not found); removed "
+            f"{report.phrases_removed} phrases, {report.facts_removed} facts, "
+            f"{report.synonym_edges_removed} synonym edges"
+        )
+
+    _emit(ctx, payload, human)
+    if report.missing:
+        sys.exit(EXIT_PARTIAL)
+
+
+@main.command("stats")
+@click.pass_obj
+def stats_cmd(ctx: Context) -> None:
+    """Counts of passages, phrases, facts and edges in the store."""
+    with _errors():
+        memory = _memory(ctx)
+        try:
+            stats = memory.stats()
+        finally:
+            memory.close()
+
+    def human() -> None:
+        for key, value in stats.model_dump().items():
+            click.echo(f"{key:>16}: {value}")
+
+    _emit(ctx, stats.model_dump(mode="json"), human)
+
+
+@main.command("reembed")
+@click.pass_obj
+def reembed_cmd(ctx: Context) -> None:
+    """Re-encode every passage, phrase and fact with the configured embedding model."""
+    with _errors():
+        memory = _memory(ctx)
+        try:
+            counts = memory.reembed(lambda kind, n: click.echo(f"  {kind}: {n}", err=True))
+        finally:
+            memory.close()
+    _emit(ctx, counts, lambda: click.echo(f"re-embedded {counts} with {memory.embedder.model_name}"))
+
+
+@main.command("doctor")
+@click.pass_obj
+def doctor_cmd(ctx: Context) -> None:
+    """What is configured and reachable: store, Neo4j/GDS, models, LLM."""
+    from hipporag_neo4j.doctor import print_doctor, run_doctor
+
+    with _errors():
+        report = run_doctor(ctx.settings())
+    _emit(ctx, report, lambda: print_doctor(report))
+    if any(check.get("status") == "error" for check in report["checks"]):
+        sys.exit(EXIT_ERROR)
+
+
+@main.command("demo")
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep the demo store here.")
+@click.pass_obj
+def demo_cmd(ctx: Context, keep: Path | None) -> None:
+    """Index the bundled demo corpus (recorded extraction, no LLM); compare HippoRAG with dense retrieval."""
+    from hipporag_neo4j.demo.run import run_demo
+
+    with _errors():
+        outcome = run_demo(ctx.settings(), keep=keep, echo=None if ctx.as_json else click.echo)
+    if ctx.as_json:
+        click.echo(json.dumps(outcome, indent=2, ensure_ascii=False, default=str))
+
+
+main.add_command(eval_cmd)
+
+
+if __name__ == "__main__":
+    main()
