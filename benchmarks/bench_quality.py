@@ -1,0 +1,233 @@
+"""Retrieval quality on MuSiQue: the 70 dev questions over the 1,890-passage corpus, every retrieval mode.
+
+Indexes the corpus from the OpenIE the HippoRAG authors published (gpt-3.5-turbo-1106, so no LLM call),
+embeds with all-MiniLM-L6-v2 and finds query entities with the offline spaCy NER; then scores R@1/2/5/10
+and AR@2/5 per mode, paired bootstrap CIs against dense, and an error analysis of the misses at R@5.
+Writes ``benchmarks/results/quality_musique.json`` and ``quality_musique.md``.
+
+    python benchmarks/bench_quality.py [--store DIR] [--torch-threads N]
+
+``--store`` keeps (and on a re-run reuses) the indexed store; without it a temporary one is used.
+The data is read from ``../shared/data/musique`` relative to the repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+MUSIQUE = REPO.parent / "shared" / "data" / "musique"
+CORPUS_FILE = MUSIQUE / "musique_corpus1890.json"
+QUESTIONS_FILE = MUSIQUE / "musique_dev70.json"
+OPENIE_FILE = MUSIQUE / "openie_musique_corpus1890_gpt-3.5-turbo-1106.json"
+RESULTS = REPO / "benchmarks" / "results"
+MODES = ["dense", "hipporag", "ensemble", "hybrid"]
+
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+#: Reference points (percent) from the issue, for comparison; not measured here.
+REFERENCES: list[dict[str, Any]] = [
+    {
+        "source": "dense, measured by the issue author with the same embedder (all-MiniLM-L6-v2)",
+        "R@2": 50.0,
+        "R@5": 64.3,
+        "AR@5": 34.3,
+    },
+    {
+        "source": "original HippoRAG 2 code without its LLM filter (issue author)",
+        "R@2": 46.5,
+        "R@5": 67.3,
+        "AR@5": 40.0,
+    },
+    {"source": "HippoRAG paper, MuSiQue dev, Contriever", "R@2": 41.0, "R@5": 52.1, "AR@5": None},
+]
+
+
+def require_data() -> None:
+    missing = [p for p in (CORPUS_FILE, QUESTIONS_FILE, OPENIE_FILE) if not p.is_file()]
+    if missing:
+        names = "\n  ".join(str(p) for p in missing)
+        sys.exit(
+            f"MuSiQue benchmark data not found:\n  {names}\n"
+            f"It is read from ../shared/data/musique relative to the repository root ({MUSIQUE})."
+        )
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--store", type=Path, help="Embedded store directory to index into / reuse.")
+    parser.add_argument("--torch-threads", type=int, help="torch intra-op threads (default: torch's choice).")
+    parser.add_argument(
+        "--out", default="quality_musique", help="Result file name stem in benchmarks/results."
+    )
+    return parser.parse_args(argv)
+
+
+def _ref_cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, Any]) -> str:
+    from hipporag_neo4j.evaluation.report import (
+        format_comparisons,
+        format_miss_counts,
+        format_miss_examples,
+        format_table,
+    )
+
+    machine, git, r = payload["machine"], payload["git"] or {}, payload["settings"]["retrieval"]
+    store = payload["store"]
+    lines = [
+        "# MuSiQue retrieval quality",
+        "",
+        f"- command: `{payload['command']}`",
+        f"- date: {payload['created']}; commit: {git.get('commit', 'unknown')}"
+        + (" (with uncommitted changes to tracked files)" if git.get("tracked_changes") else ""),
+        f"- machine: {machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']},"
+        f" torch {machine['torch']} ({payload['torch_threads']} threads), numpy {machine['numpy']};"
+        f" load average before/after {payload['load_before']} / {machine['load_average_1_5_15min']}",
+        f"- data: {payload['n_questions']} questions (musique_dev70.json), {payload['n_corpus']} passages;"
+        f" OpenIE {OPENIE_FILE.name}",
+        f"- embedder {payload['embedding_model']};"
+        f" query NER spaCy {payload['settings']['extraction']['spacy_model']}"
+        f"; store: {store['passages']} passages, {store['phrases']} phrases, {store['facts']} facts,"
+        f" {store['relation_edges']} relation edges, {store['synonym_edges']} synonym edges",
+        f"- retrieval settings: damping {r['damping']}, synonym threshold {r['synonym_threshold']},"
+        f" link top-k {r['link_top_k']}, specificity {r['use_specificity']}, ensemble threshold"
+        f" {r['ensemble_threshold']}, hybrid weight {r['hybrid_weight']}; top {payload['top_k']} retrieved",
+        "",
+        "## Results (percent)",
+        "",
+        format_table(report),
+        "",
+        "## Reference points (percent, from the issue; not measured here)",
+        "",
+        "| source | R@2 | R@5 | AR@5 |",
+        "|---|---:|---:|---:|",
+    ]
+    for ref in REFERENCES:
+        cells = " | ".join(_ref_cell(ref[k]) for k in ("R@2", "R@5", "AR@5"))
+        lines.append(f"| {ref['source']} | {cells} |")
+    lines += [
+        "",
+        "## Paired bootstrap against dense (10,000 resamples, seed 0; one question = 1.4 points)",
+        "",
+        format_comparisons(report),
+        "",
+        "## Error analysis: questions missed at R@5 (some gold passage not in the top 5)",
+        "",
+        "Each miss gets the first category that holds, judged on the graph side of the question (for"
+        " dense: the hipporag mode's links): no query entity linked / a link with cosine < 0.8 / a missed"
+        " gold passage that PPR from the links does not reach (score 0) / other (reached, ranked too low).",
+        "",
+        format_miss_counts(analyses),
+        "",
+    ]
+    for mode, analysis in analyses.items():
+        lines += [f"### {mode}", "", format_miss_examples(analysis) or "(no misses)", ""]
+    seconds = payload["timings"]
+    lines += [
+        "## Runtimes",
+        "",
+        f"- indexing (recorded OpenIE, embedding, synonyms): {seconds['index']:.1f} s"
+        f" ({', '.join(f'{k} {v:.1f} s' for k, v in payload['index_stage_seconds'].items())})",
+        f"- evaluation of all modes: {seconds['evaluate']:.1f} s; per mode, s per question: "
+        + ", ".join(f"{m} {s / payload['n_questions']:.3f}" for m, s in payload["seconds_per_mode"].items()),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    require_data()
+    import os
+
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    import torch
+
+    if args.torch_threads:
+        torch.set_num_threads(args.torch_threads)
+
+    from hipporag_neo4j.api import HippoRAG
+    from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
+    from hipporag_neo4j.evaluation.report import analyse_misses, format_table, report_payload, write_json
+    from hipporag_neo4j.evaluation.runner import index_corpus, run_evaluation
+    from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
+    from hipporag_neo4j.settings import load_settings
+
+    with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
+        store_dir = args.store or Path(tmp) / "store"
+        settings = load_settings(
+            {
+                "store": {"path": str(store_dir), "backend": "embedded"},
+                "embedding": {"model": "all-MiniLM-L6-v2"},
+            },
+            env_file=None,
+        )
+        memory = HippoRAG(settings, query_ner=SpacyQueryNER(settings.extraction.spacy_model))
+        try:
+            corpus, questions = load_corpus(CORPUS_FILE), load_questions(QUESTIONS_FILE)
+            print(f"indexing {len(corpus)} passages into {store_dir} ...", file=sys.stderr)
+            started = time.perf_counter()
+            indexed = index_corpus(memory, corpus, OPENIE_FILE)
+            index_seconds = time.perf_counter() - started
+            if indexed.missing:
+                sys.exit(f"{len(indexed.missing)} corpus passages have no record in {OPENIE_FILE.name}")
+            print(
+                f"indexed in {index_seconds:.1f} s; evaluating {len(questions)} questions ...",
+                file=sys.stderr,
+            )
+            started = time.perf_counter()
+            report = run_evaluation(
+                memory,
+                questions,
+                corpus,
+                MODES,
+                top_k=10,
+                passage_ids=indexed.passage_ids,
+                progress=lambda done, total: print(f"  {done}/{total}", end="\r", file=sys.stderr),
+            )
+            evaluate_seconds = time.perf_counter() - started
+            analyses = analyse_misses(report, k=5)
+            payload = report_payload(
+                report,
+                memory,
+                command=" ".join(["python benchmarks/bench_quality.py", shlex.join(sys.argv[1:])]).strip(),
+                extra={
+                    "load_before": load_before,
+                    "torch_threads": torch.get_num_threads(),
+                    "query_ner": "spacy",
+                    "data": {
+                        "corpus": CORPUS_FILE.name,
+                        "questions": QUESTIONS_FILE.name,
+                        "openie": OPENIE_FILE.name,
+                    },
+                    "references_percent": REFERENCES,
+                    "timings": {"index": index_seconds, "evaluate": evaluate_seconds},
+                    "index_stage_seconds": indexed.report.timings,
+                    "index_reused_store": bool(indexed.report.skipped) and not indexed.report.indexed,
+                    "error_analysis_r5": {m: a.model_dump(mode="json") for m, a in analyses.items()},
+                },
+            )
+        finally:
+            memory.close()
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    write_json(RESULTS / f"{args.out}.json", payload)
+    (RESULTS / f"{args.out}.md").write_text(render_markdown(payload, report, analyses), encoding="utf-8")
+    print(format_table(report))
+    print(f"wrote {RESULTS / (args.out + '.json')} and .md", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
