@@ -28,7 +28,7 @@ from hipporag_neo4j.models import (
 from hipporag_neo4j.retrieval.fusion import min_max, mix
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
-from hipporag_neo4j.stores.base import GraphStore, PassageScore
+from hipporag_neo4j.stores.base import GraphStore, Matrix, PassageScore, Vector
 from hipporag_neo4j.text import normalize_phrase
 
 log = logging.getLogger(__name__)
@@ -76,41 +76,39 @@ class Retriever:
                 entities = self.fallback_ner.query_entities(query)
         return entities, note
 
-    def link(self, query: str, entities: list[str], timings: dict[str, float]) -> list[LinkedPhrase]:
+    def link(
+        self, query: str, names: list[str], vectors: Matrix, timings: dict[str, float]
+    ) -> list[LinkedPhrase]:
+        """Each query entity to its nearest phrase(s), then graph phrases found verbatim in the query."""
         t = time.perf_counter()
         linked: list[LinkedPhrase] = []
-        seen_entities: set[str] = set()
-        names = [e for e in dict.fromkeys(entities) if normalize_phrase(e)]
         if names:
-            vectors = self.embedder.encode(names)
-            timings["encode_entities"] = time.perf_counter() - t
-            t = time.perf_counter()
             hits = self.store.nearest_phrases(vectors, self.settings.link_top_k, min_similarity=-1.0)
             for entity, row in zip(names, hits, strict=True):
-                seen_entities.add(normalize_phrase(entity))
-                for hit in row:
-                    linked.append(
-                        LinkedPhrase(
-                            query_entity=entity,
-                            phrase_id=hit.id,
-                            phrase=hit.name,
-                            similarity=hit.similarity,
-                            weight=self._weight(hit.passage_count),
-                        )
+                linked.extend(
+                    LinkedPhrase(
+                        query_entity=entity,
+                        phrase_id=hit.id,
+                        phrase=hit.name,
+                        similarity=hit.similarity,
+                        weight=self._weight(hit.passage_count),
                     )
+                    for hit in row
+                )
         if self.match_graph_phrases:
             linked_ids = {item.phrase_id for item in linked}
-            for hit in phrases_in_query(self.store, query):
-                if hit.id not in linked_ids and hit.name not in seen_entities:
-                    linked.append(
-                        LinkedPhrase(
-                            query_entity=hit.name,
-                            phrase_id=hit.id,
-                            phrase=hit.name,
-                            similarity=1.0,
-                            weight=self._weight(hit.passage_count),
-                        )
-                    )
+            seen_entities = {normalize_phrase(n) for n in names}
+            linked.extend(
+                LinkedPhrase(
+                    query_entity=hit.name,
+                    phrase_id=hit.id,
+                    phrase=hit.name,
+                    similarity=1.0,
+                    weight=self._weight(hit.passage_count),
+                )
+                for hit in phrases_in_query(self.store, query)
+                if hit.id not in linked_ids and hit.name not in seen_entities
+            )
         timings["link"] = time.perf_counter() - t
         return linked
 
@@ -120,11 +118,16 @@ class Retriever:
         return 1.0
 
     # --- modes ---------------------------------------------------------------------------------
-    def _graph(self, query: str, limit: int, timings: dict[str, float]) -> _GraphRun:
-        t = time.perf_counter()
-        entities, note = self.query_entities(query)
-        timings["query_ner"] = time.perf_counter() - t
-        linked = self.link(query, entities, timings)
+    def _graph(
+        self,
+        query: str,
+        entities: list[str],
+        vectors: Matrix,
+        note: str | None,
+        limit: int,
+        timings: dict[str, float],
+    ) -> _GraphRun:
+        linked = self.link(query, entities, vectors, timings)
         seeds: dict[str, float] = {}
         for item in linked:
             seeds[item.phrase_id] = seeds.get(item.phrase_id, 0.0) + item.weight
@@ -142,10 +145,14 @@ class Retriever:
             note = (note + "; " if note else "") + "no query entity linked to the graph"
         return _GraphRun(entities, linked, scores, note)
 
-    def _dense(self, query: str, limit: int, timings: dict[str, float]) -> list[PassageScore]:
+    def _encode(self, query: str, entities: list[str], timings: dict[str, float]) -> tuple[Vector, Matrix]:
+        """The query and its entities in one forward pass (one batch is cheaper than two calls)."""
         t = time.perf_counter()
-        vector = self.embedder.encode([query])[0]
-        timings["encode_query"] = time.perf_counter() - t
+        vectors = self.embedder.encode([query, *entities])
+        timings["encode"] = time.perf_counter() - t
+        return vectors[0], vectors[1:]
+
+    def _dense(self, vector: Vector, limit: int, timings: dict[str, float]) -> list[PassageScore]:
         t = time.perf_counter()
         scores = self.store.dense_passage_scores(vector, limit)
         timings["dense_search"] = time.perf_counter() - t
@@ -163,19 +170,29 @@ class Retriever:
         graph_run: _GraphRun | None = None
         dense_scores: list[PassageScore] = []
         combined: dict[str, float]
-        used_dense = mode == "dense"
+        entities: list[str] = []
+        note = None
+        if mode != "dense":
+            t = time.perf_counter()
+            found, note = self.query_entities(query)
+            entities = [e for e in dict.fromkeys(found) if normalize_phrase(e)]
+            timings["query_ner"] = time.perf_counter() - t
+        query_vector, entity_vectors = self._encode(query, entities, timings)
         if mode == "dense":
-            dense_scores = self._dense(query, top_k, timings)
+            dense_scores = self._dense(query_vector, top_k, timings)
             combined = {p.passage_id: p.score for p in dense_scores}
+            used_dense = True
         else:
-            graph_run = self._graph(query, pool, timings)
+            # Mixed modes normalise over every passage, so they need the whole pool of graph scores.
+            limit = top_k if mode == "hipporag" else pool
+            graph_run = self._graph(query, entities, entity_vectors, note, limit, timings)
             graph_raw = {p.passage_id: p.score for p in graph_run.scores}
             uncertain = any(item.similarity < self.settings.ensemble_threshold for item in graph_run.linked)
             no_graph = not graph_raw
             # With no linked entity PPR has nothing to start from: every mode falls back to dense (noted).
             used_dense = mode == "hybrid" or no_graph or (mode == "ensemble" and uncertain)
             if used_dense:
-                dense_scores = self._dense(query, pool, timings)
+                dense_scores = self._dense(query_vector, top_k if no_graph else pool, timings)
                 dense_raw = {p.passage_id: p.score for p in dense_scores}
                 if no_graph:
                     combined = dense_raw

@@ -262,12 +262,11 @@ class EmbeddedStore:
     ) -> list[list[PhraseHit]]:
         with self._lock:
             index = self._phrase_index()
-            counts = self._passage_counts()
-        results: list[list[PhraseHit]] = []
         n = len(index.ids)
         if n == 0:
             return [[] for _ in range(len(vectors))]
-        k = min(top_k + 1, n)
+        k = min(top_k + 1, n)  # one more, in case the excluded query phrase is among them
+        found: list[list[tuple[int, float]]] = []
         for start in range(0, len(vectors), _QUERY_CHUNK):
             sims = vectors[start : start + _QUERY_CHUNK] @ index.vectors.T
             best = (
@@ -276,22 +275,36 @@ class EmbeddedStore:
                 else np.tile(np.arange(n), (len(sims), 1))
             )
             for row, candidates in enumerate(best):
+                values = sims[row, candidates]
+                keep = values >= min_similarity
                 exclude = exclude_ids[start + row] if exclude_ids else None
-                ordered = sorted(candidates, key=lambda j: (-sims[row, j], index.ids[j]))
-                hits = [
-                    PhraseHit(index.ids[j], index.names[j], float(sims[row, j]), counts.get(index.ids[j], 0))
-                    for j in ordered
-                    if index.ids[j] != exclude and sims[row, j] >= min_similarity
+                pairs = [
+                    (int(j), float(v))
+                    for j, v in zip(candidates[keep], values[keep], strict=True)
+                    if index.ids[j] != exclude
                 ]
-                results.append(hits[:top_k])
-        return results
+                pairs.sort(key=lambda jv: (-jv[1], index.ids[jv[0]]))
+                found.append(pairs[:top_k])
+        counts = self._passage_counts({index.ids[j] for pairs in found for j, _ in pairs})
+        return [
+            [PhraseHit(index.ids[j], index.names[j], v, counts.get(index.ids[j], 0)) for j, v in pairs]
+            for pairs in found
+        ]
 
-    def _passage_counts(self) -> dict[str, int]:
-        if self._snapshot is not None:
-            snap = self._snapshot
-            return {pid: int(c) for pid, c in zip(snap.phrases.ids, snap.passage_counts, strict=False)}
-        rows = self._connect().execute("SELECT phrase_id, COUNT(*) FROM mentions GROUP BY phrase_id")
-        return dict(rows.fetchall())
+    def _passage_counts(self, phrase_ids: set[str]) -> dict[str, int]:
+        snapshot = self._snapshot
+        if snapshot is not None:
+            position = snapshot.phrases.position
+            return {pid: int(snapshot.passage_counts[position[pid]]) for pid in phrase_ids}
+        conn = self._connect()
+        counts: dict[str, int] = {}
+        for chunk in _chunks(sorted(phrase_ids)):
+            sql = (
+                "SELECT phrase_id, COUNT(*) FROM mentions "
+                f"WHERE phrase_id IN ({_placeholders(len(chunk))}) GROUP BY phrase_id"
+            )
+            counts.update(conn.execute(sql, list(chunk)).fetchall())
+        return counts
 
     def write_synonyms(self, edges: Sequence[SynonymEdge]) -> int:
         rows = {}
@@ -417,20 +430,17 @@ class EmbeddedStore:
         graph = self._graph()
         ppr = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
         scores = graph.mentions @ ppr
-        order = [i for i in np.argsort(-scores, kind="stable")[:limit] if scores[i] > 0]
+        order = np.argsort(-scores, kind="stable")[:limit]
+        order = order[scores[order] > 0]
+        # contribution of each (passage, phrase) = count x PPR, for the selected rows only
+        contributions = graph.mentions[order].multiply(ppr).tocsr()
         results = []
-        for i in order:
-            row = graph.mentions.getrow(i)
-            contributions = sorted(
-                (
-                    (graph.phrases.names[j], float(c * ppr[j]))
-                    for j, c in zip(row.indices, row.data, strict=True)
-                ),
-                key=lambda item: -item[1],
-            )
-            results.append(
-                PassageScore(graph.passage_ids[i], float(scores[i]), contributions[:explain_phrases])
-            )
+        for row, i in enumerate(order):
+            start, end = contributions.indptr[row], contributions.indptr[row + 1]
+            values, columns = contributions.data[start:end], contributions.indices[start:end]
+            best = np.argsort(-values, kind="stable")[:explain_phrases]
+            top = [(graph.phrases.names[columns[b]], float(values[b])) for b in best]
+            results.append(PassageScore(graph.passage_ids[i], float(scores[i]), top))
         return results
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
