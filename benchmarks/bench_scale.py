@@ -1,0 +1,516 @@
+"""Scale benchmark of the embedded store: synthetic graphs of 10k, 100k, 1M phrases.
+
+The graphs are written straight through the store protocol (``EmbeddedStore.write_passages`` with
+``PhraseRecord`` / ``PassageRecord`` / ``FactRecord``, then ``write_synonyms``), with random unit vectors,
+so the figures are the store's, not the embedder's. Each size runs in its own child process, so its peak
+memory (``ru_maxrss``) is its own.
+
+Synthetic graph for N phrases (defaults; all are options):
+
+* N / 8 passages (MuSiQue has ~8.6 phrases per passage), written in batches of 256 like the indexer;
+  passage p introduces phrases 8p .. 8p+7 ("home" phrases, each mentioned once as an entity);
+* 4 N facts (relation edges), 32 per passage: subject = a home phrase of the passage, object = a phrase
+  drawn uniformly from the phrases written so far (so older phrases become hubs, as in a growing corpus);
+  each slot is a mention of its phrase in the passage;
+* N synonym edges: each new phrase to a random older one, cosine drawn from [0.8, 1);
+  so ~5 edges per phrase (4 relation + 1 synonym), mean undirected degree ~10;
+* vectors: random unit vectors of dimension 384 (all-MiniLM-L6-v2's) for phrases and passages; facts are
+  written without vectors (the embedded store never reads them for retrieval; the MuSiQue indexing
+  benchmark covers their cost).
+
+Measured per size: build (record generation apart from store time), snapshot load (phrase index and CSR
+graph, cold, in a fresh store object), memory, and per query: ``personalized_pagerank``, the raw scipy
+kernel (``hipporag_neo4j.ppr``), one sparse mat-vec, ``graph_passage_scores`` (with the retriever's
+candidate pool and with top 5), ``nearest_phrases`` (linking: 2 vectors; synonym search: 512 vectors),
+``dense_passage_scores`` and ``Retriever.retrieve`` end to end (random-vector embedder, query NER that names
+two graph phrases, so no model time is included).
+
+    python benchmarks/bench_scale.py --sizes 10000,100000,1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import (
+    REPO,
+    latency_summary,
+    load_average,
+    md_header,
+    md_table,
+    peak_rss_mib,
+    rss_mib,
+    run_header,
+    timed,
+    write_results,
+)
+
+from hipporag_neo4j import ppr
+from hipporag_neo4j.models import Passage
+from hipporag_neo4j.retrieval.retriever import Retriever
+from hipporag_neo4j.settings import RetrievalSettings
+from hipporag_neo4j.stores.base import FactRecord, Matrix, PassageRecord, PhraseRecord, SynonymEdge
+from hipporag_neo4j.stores.embedded import EmbeddedStore
+from hipporag_neo4j.text import fact_text, make_fact_id, make_passage_id, make_phrase_id
+
+MODEL = "random-unit-vectors"
+
+
+def unit_vectors(rng: np.random.Generator, n: int, dim: int) -> Matrix:
+    v = rng.standard_normal((n, dim), dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+def phrase_name(i: int) -> str:
+    return f"entity {i}"
+
+
+class RandomEmbedder:
+    """Random unit vectors, seeded by the text: the scale benchmark measures the store, not a model."""
+
+    model_name = MODEL
+
+    def __init__(self, dim: int) -> None:
+        self.dimension = dim
+        self.max_tokens = None
+
+    def token_count(self, text: str) -> int:
+        return len(text.split())
+
+    def encode(self, texts: list[str]) -> Matrix:
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = unit_vectors(np.random.default_rng(zlib.crc32(text.encode())), 1, self.dimension)[0]
+        return out
+
+
+class NamedEntities:
+    """Query NER that returns the graph phrases named in the benchmark query."""
+
+    name = "bench-fixed"
+
+    def __init__(self, entities: dict[str, list[str]]) -> None:
+        self.entities = entities
+
+    def query_entities(self, query: str) -> list[str]:
+        return self.entities[query]
+
+
+def build(store: EmbeddedStore, args: argparse.Namespace, rng: np.random.Generator) -> dict[str, float]:
+    n, per, dim = args.phrases, args.phrases_per_passage, args.dim
+    n_passages = math.ceil(n / per)
+    facts_per_passage = round(args.relations_per_phrase * per)
+    times: dict[str, float] = {}
+    ids = [make_phrase_id(phrase_name(i)) for i in range(n)]
+    for start in range(0, n_passages, args.batch):
+        stop = min(start + args.batch, n_passages)
+        t = time.perf_counter()
+        first, last = start * per, min(stop * per, n)
+        vectors = unit_vectors(rng, last - first, dim)
+        phrases = [PhraseRecord(ids[i], phrase_name(i), vectors[i - first]) for i in range(first, last)]
+        passage_vectors = unit_vectors(rng, stop - start, dim)
+        records = []
+        for p in range(start, stop):
+            home = range(p * per, min((p + 1) * per, n))
+            subjects = rng.integers(home.start, home.stop, facts_per_passage)
+            objects = rng.integers(0, home.stop, facts_per_passage)
+            predicates = rng.integers(0, 50, facts_per_passage)
+            mentions: Counter[str] = Counter(ids[i] for i in home)
+            facts = {}
+            for s, o, k in zip(subjects.tolist(), objects.tolist(), predicates.tolist(), strict=True):
+                sn, on, pred = phrase_name(s), phrase_name(o), f"relation {k}"
+                mentions[ids[s]] += 1
+                mentions[ids[o]] += 1
+                fid = make_fact_id(sn, pred, on)
+                facts[fid] = FactRecord(fid, ids[s], pred, ids[o], fact_text(sn, pred, on))
+            text = f"Passage {p} is about " + ", ".join(phrase_name(i) for i in home) + "."
+            passage = Passage(id=make_passage_id(text, f"title {p}"), text=text, title=f"title {p}")
+            records.append(
+                PassageRecord(passage, passage_vectors[p - start], dict(mentions), list(facts.values()))
+            )
+        new = np.repeat(np.arange(max(first, 1), last), args.synonyms_per_phrase)
+        older = (rng.random(len(new)) * new).astype(np.int64)
+        scores = rng.uniform(args.synonym_threshold, 1.0, len(new))
+        edges = [
+            SynonymEdge(ids[a], ids[b], float(c))
+            for a, b, c in zip(new.tolist(), older.tolist(), scores.tolist(), strict=True)
+        ]
+        times["generate_records"] = times.get("generate_records", 0.0) + time.perf_counter() - t
+        with timed(times, "write_passages"):
+            store.write_passages(phrases, records)
+        with timed(times, "write_synonyms"):
+            store.write_synonyms(edges)
+        if stop == n_passages or (start // args.batch) % 50 == 0:
+            print(
+                f"  [{n:,}] passages {stop:,}/{n_passages:,}  rss {rss_mib():,.0f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
+    return times
+
+
+def query_workload(args: argparse.Namespace, rng: np.random.Generator) -> list[list[int]]:
+    """Seed phrases per query: two distinct phrases each."""
+    return [sorted(rng.choice(args.phrases, 2, replace=False).tolist()) for _ in range(args.queries)]
+
+
+def child(args: argparse.Namespace) -> dict[str, Any]:
+    rng = np.random.default_rng(args.seed)
+    out: dict[str, Any] = {"phrases": args.phrases}
+    path = Path(tempfile.mkdtemp(prefix=f"hipporag-scale-{args.phrases}-", dir=args.workdir))
+    store = EmbeddedStore(path)
+    store.open(MODEL, args.dim)
+    t = time.perf_counter()
+    out["build_s"] = {k: round(v, 2) for k, v in build(store, args, rng).items()}
+    out["build_s"]["wall"] = round(time.perf_counter() - t, 2)
+    out["rss_after_build_mib"] = round(rss_mib(), 1)
+    stats = store.stats()
+    out["graph"] = {
+        k: getattr(stats, k)
+        for k in ("passages", "phrases", "facts", "relation_edges", "synonym_edges", "mentions")
+    }
+    store.close()
+    out["store_on_disk_mib"] = round(sum(f.stat().st_size for f in path.iterdir()) / 2**20, 1)
+
+    store = EmbeddedStore(path)  # cold: a fresh object loads everything from SQLite
+    store.open(MODEL, args.dim)
+    load: dict[str, float] = {}
+    rss0 = rss_mib()
+    with timed(load, "phrase_index"):
+        store._phrase_index()
+    with timed(load, "graph_snapshot"):
+        graph = store._graph()
+    out["snapshot_load_s"] = {k: round(v, 3) for k, v in load.items()}
+    out["rss_after_snapshot_mib"] = round(rss_mib(), 1)
+    out["snapshot_rss_growth_mib"] = round(rss_mib() - rss0, 1)
+    arrays = [graph.phrases.vectors, graph.passage_vectors]
+    for m in (graph.transition, graph.mentions):
+        arrays += [m.data, m.indices, m.indptr]
+    out["snapshot_arrays_mib"] = round(sum(a.nbytes for a in arrays) / 2**20, 1)
+    out["transition_nnz"] = int(graph.transition.nnz)
+
+    s = RetrievalSettings()
+    names = graph.phrases.names
+    workload = query_workload(args, rng)
+    pool = min(5000, store.passage_count())
+    lat: dict[str, list[float]] = {}
+
+    def clock(key: str, fn: Any, *a: Any, **kw: Any) -> Any:
+        start = time.perf_counter()
+        value = fn(*a, **kw)
+        lat.setdefault(key, []).append(time.perf_counter() - start)
+        return value
+
+    x = np.full(len(names), 1.0 / len(names))
+    for _ in range(5):
+        clock("sparse_matvec", graph.transition.dot, x)
+    entities: dict[str, list[str]] = {}
+    for seed_positions in workload:
+        seeds = {graph.phrases.ids[i]: 1.0 / max(int(graph.passage_counts[i]), 1) for i in seed_positions}
+        reset = np.zeros(len(names))
+        for i in seed_positions:
+            reset[i] = seeds[graph.phrases.ids[i]]
+        clock(
+            "ppr_kernel",
+            ppr.personalized_pagerank,
+            graph.transition,
+            graph.dangling,
+            reset,
+            s.damping,
+            s.ppr_max_iterations,
+            s.ppr_tolerance,
+        )
+        clock(
+            "store_personalized_pagerank",
+            store.personalized_pagerank,
+            seeds,
+            s.damping,
+            s.ppr_max_iterations,
+            s.ppr_tolerance,
+        )
+        clock(
+            "graph_passage_scores_pool",
+            store.graph_passage_scores,
+            seeds,
+            s.damping,
+            s.ppr_max_iterations,
+            s.ppr_tolerance,
+            pool,
+            s.explain_phrases,
+        )
+        clock(
+            "graph_passage_scores_top5",
+            store.graph_passage_scores,
+            seeds,
+            s.damping,
+            s.ppr_max_iterations,
+            s.ppr_tolerance,
+            5,
+            s.explain_phrases,
+        )
+        clock("nearest_phrases_link_2", store.nearest_phrases, unit_vectors(rng, 2, args.dim), 1, -1.0)
+        clock("dense_passage_scores", store.dense_passage_scores, unit_vectors(rng, 1, args.dim)[0], pool)
+        entities[f"How is {names[seed_positions[0]]} related to {names[seed_positions[1]]}?"] = [
+            names[i] for i in seed_positions
+        ]
+    retriever = Retriever(store, RandomEmbedder(args.dim), s, NamedEntities(entities))  # type: ignore[arg-type]
+    stages: dict[str, dict[str, list[float]]] = {}
+    for query in entities:
+        for mode in ("hipporag", "dense", "hybrid"):
+            result = clock(f"retrieve_{mode}", retriever.retrieve, query, mode)
+            for key, value in result.timings.items():
+                stages.setdefault(mode, {}).setdefault(key, []).append(value)
+    out["peak_rss_before_synonym_search_mib"] = round(peak_rss_mib(), 1)
+    # what each indexing batch pays at this size: synonym kNN of 512 new phrases, growing the phrase matrix
+    for _ in range(3):
+        clock(
+            "nearest_phrases_synonyms_512",
+            store.nearest_phrases,
+            unit_vectors(rng, 512, args.dim),
+            100,
+            args.synonym_threshold,
+        )
+        clock(
+            "phrase_matrix_vstack_2048", np.vstack, [graph.phrases.vectors, unit_vectors(rng, 2048, args.dim)]
+        )
+    out["latency"] = {k: latency_summary(v) for k, v in lat.items()}
+    out["retrieve_stages"] = {m: {k: latency_summary(v) for k, v in d.items()} for m, d in stages.items()}
+    out["candidate_pool"] = pool
+    out["peak_rss_mib"] = round(peak_rss_mib(), 1)
+    store.close()
+    if not args.keep:
+        for f in path.iterdir():
+            f.unlink()
+        path.rmdir()
+    return out
+
+
+def run_child(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as handle:
+        result_file = Path(handle.name)
+    command = [sys.executable, __file__, "--child", "--phrases", str(size), "--out", str(result_file)]
+    for name in (
+        "dim",
+        "phrases_per_passage",
+        "relations_per_phrase",
+        "synonyms_per_phrase",
+        "batch",
+        "queries",
+        "seed",
+        "workdir",
+    ):
+        command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    if args.keep:
+        command.append("--keep")
+    started = time.perf_counter()
+    load_before = load_average()
+    try:
+        subprocess.run(command, check=True, timeout=args.timeout, cwd=REPO)
+        result = json.loads(result_file.read_text())
+    except subprocess.TimeoutExpired:
+        result = {"phrases": size, "error": f"did not finish within {args.timeout} s (stopped)"}
+    except subprocess.CalledProcessError as exc:
+        result = {"phrases": size, "error": f"child failed with exit status {exc.returncode}"}
+    finally:
+        result_file.unlink(missing_ok=True)
+    result["child_wall_s"] = round(time.perf_counter() - started, 1)
+    result["load_before"], result["load_after"] = load_before, load_average()
+    return result
+
+
+def markdown(data: dict[str, Any]) -> str:
+    runs = [r for r in data["sizes"] if "error" not in r]
+    failed = [r for r in data["sizes"] if "error" in r]
+    p = data["parameters"]
+
+    def lat(r: dict[str, Any], key: str, q: str = "p50_ms") -> float:
+        return float(r["latency"][key][q])
+
+    graph_rows = [
+        [
+            r["phrases"],
+            r["graph"]["passages"],
+            r["graph"]["facts"],
+            r["graph"]["relation_edges"],
+            r["graph"]["synonym_edges"],
+            r["graph"]["mentions"],
+            r["transition_nnz"],
+        ]
+        for r in runs
+    ]
+    build_rows = [
+        [
+            r["phrases"],
+            r["build_s"]["wall"],
+            r["build_s"]["generate_records"],
+            r["build_s"]["write_passages"],
+            r["build_s"]["write_synonyms"],
+            r["snapshot_load_s"]["phrase_index"],
+            r["snapshot_load_s"]["graph_snapshot"],
+            r["store_on_disk_mib"],
+        ]
+        for r in runs
+    ]
+    mem_rows = [
+        [
+            r["phrases"],
+            r["rss_after_build_mib"],
+            r["snapshot_arrays_mib"],
+            r["snapshot_rss_growth_mib"],
+            r["rss_after_snapshot_mib"],
+            r["peak_rss_before_synonym_search_mib"],
+            r["peak_rss_mib"],
+            round(r["peak_rss_before_synonym_search_mib"] * 1024 / r["phrases"], 2),
+        ]
+        for r in runs
+    ]
+    keys = [
+        "sparse_matvec",
+        "ppr_kernel",
+        "store_personalized_pagerank",
+        "graph_passage_scores_top5",
+        "graph_passage_scores_pool",
+        "nearest_phrases_link_2",
+        "dense_passage_scores",
+        "retrieve_hipporag",
+        "retrieve_dense",
+        "retrieve_hybrid",
+        "nearest_phrases_synonyms_512",
+        "phrase_matrix_vstack_2048",
+    ]
+    lat_rows = [[k] + [f"{lat(r, k):.1f} / {lat(r, k, 'p95_ms'):.1f}" for r in runs] for k in keys]
+    stage_keys = list(runs[0]["retrieve_stages"]["hipporag"]) if runs else []
+    stage_rows = [
+        [k] + [f"{r['retrieve_stages']['hipporag'].get(k, {}).get('p50_ms', 0.0):.1f}" for r in runs]
+        for k in stage_keys
+    ]
+    lines = [
+        md_header("Scale benchmark: embedded store on synthetic graphs", data),
+        f"Synthetic graph: {p['phrases_per_passage']} phrases per passage, "
+        f"{p['relations_per_phrase']} relation edges (facts) and {p['synonyms_per_phrase']} synonym edge "
+        f"per phrase, random unit vectors of dim {p['dim']} (phrases, passages; facts without vectors), "
+        f"{p['queries']} queries of 2 seed phrases, "
+        "PPR damping 0.5, tolerance 1e-8. Each size runs in its own process.",
+        "",
+        "## Graph",
+        "",
+        md_table(
+            ["phrases", "passages", "facts", "relation edges", "synonym edges", "mentions", "CSR nnz"],
+            graph_rows,
+        ),
+        "",
+        "## Build and load (seconds; disk MiB)",
+        "",
+        md_table(
+            [
+                "phrases",
+                "build wall",
+                "record generation",
+                "write_passages",
+                "write_synonyms",
+                "load phrase index",
+                "load graph snapshot",
+                "disk MiB",
+            ],
+            build_rows,
+        ),
+        "",
+        "## Memory (MiB)",
+        "",
+        md_table(
+            [
+                "phrases",
+                "RSS after build",
+                "snapshot arrays",
+                "snapshot RSS growth",
+                "RSS after snapshot",
+                "peak RSS (build + queries)",
+                "peak RSS incl. 512-query synonym search",
+                "KiB per phrase",
+            ],
+            mem_rows,
+        ),
+        "",
+        "## Latency, p50 / p95 ms",
+        "",
+        md_table(["operation"] + [f"{r['phrases']:,} phrases" for r in runs], lat_rows),
+        "",
+        "## Retrieve (hipporag mode) stages, p50 ms",
+        "",
+        md_table(["stage"] + [f"{r['phrases']:,}" for r in runs], stage_rows),
+        "",
+        "Load average per size (before -> after): "
+        + "; ".join(f"{r['phrases']:,}: {r['load_before']} -> {r['load_after']}" for r in data["sizes"]),
+    ]
+    for r in failed:
+        lines += ["", f"**{r['phrases']:,} phrases: {r['error']}** (after {r['child_wall_s']} s)"]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--phrases-per-passage", type=int, default=8)
+    parser.add_argument("--relations-per-phrase", type=float, default=4.0)
+    parser.add_argument("--synonyms-per-phrase", type=int, default=1)
+    parser.add_argument("--synonym-threshold", type=float, default=0.8)
+    parser.add_argument("--batch", type=int, default=256, help="passages per write_passages call")
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per size before it is stopped")
+    parser.add_argument("--workdir", default=tempfile.gettempdir())
+    parser.add_argument("--keep", action="store_true", help="keep the synthetic stores")
+    parser.add_argument("--stem", default="scale")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--phrases", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        args.out.write_text(json.dumps(child(args)))
+        return
+
+    header = run_header()
+    sizes = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        print(f"size {size:,} ...", flush=True)
+        sizes.append(run_child(size, args))
+        print(json.dumps(sizes[-1].get("latency", sizes[-1]))[:600], flush=True)
+    header["load_after"] = load_average()
+    parameters = {
+        k: getattr(args, k)
+        for k in (
+            "dim",
+            "phrases_per_passage",
+            "relations_per_phrase",
+            "synonyms_per_phrase",
+            "synonym_threshold",
+            "batch",
+            "queries",
+            "seed",
+            "timeout",
+        )
+    }
+    data = {**header, "parameters": parameters, "sizes": sizes}
+    md = markdown(data)
+    json_path, md_path = write_results(args.stem, data, md)
+    print(md)
+    print(f"\nwrote {json_path} and {md_path}")
+
+
+if __name__ == "__main__":
+    main()
