@@ -132,6 +132,17 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
         format_miss_counts(analyses),
         "",
     ]
+    links = payload.get("link_summary")
+    if links:
+        lines += [
+            f"Links ({payload['n_questions']} questions, hipporag mode): {links['entities_per_question']:.1f}"
+            f" query entities and {links['links_per_question']:.1f} links per question;"
+            f" {100 * links['share_of_links_below']:.0f}% of links have cosine < 0.8, in"
+            f" {links['questions_with_a_link_below']:.0f} questions; {links['questions_without_links']:.0f}"
+            " questions link nothing; ensemble mixed in dense on"
+            f" {links.get('ensemble_mixed_dense', 0):.0f} questions.",
+            "",
+        ]
     for mode, analysis in analyses.items():
         lines += [f"### {mode}", "", format_miss_examples(analysis) or "(no misses)", ""]
     seconds = payload["timings"]
@@ -160,7 +171,13 @@ def main(argv: list[str] | None = None) -> None:
 
     from hipporag_neo4j.api import HippoRAG
     from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
-    from hipporag_neo4j.evaluation.report import analyse_misses, format_table, report_payload, write_json
+    from hipporag_neo4j.evaluation.report import (
+        analyse_misses,
+        format_table,
+        link_summary,
+        report_payload,
+        write_json,
+    )
     from hipporag_neo4j.evaluation.runner import index_corpus, run_evaluation
     from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
     from hipporag_neo4j.settings import load_settings
@@ -216,6 +233,7 @@ def main(argv: list[str] | None = None) -> None:
                     "timings": {"index": index_seconds, "evaluate": evaluate_seconds},
                     "index_stage_seconds": indexed.report.timings,
                     "index_reused_store": bool(indexed.report.skipped) and not indexed.report.indexed,
+                    "link_summary": link_summary(report),
                     "error_analysis_r5": {m: a.model_dump(mode="json") for m, a in analyses.items()},
                 },
             )

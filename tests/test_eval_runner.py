@@ -18,7 +18,7 @@ from fakes import FixedQueryNER
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.errors import ConfigError, InputError
 from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
-from hipporag_neo4j.evaluation.report import analyse_misses, format_table, report_payload
+from hipporag_neo4j.evaluation.report import analyse_misses, format_table, link_summary, report_payload
 from hipporag_neo4j.evaluation.runner import (
     EvalReport,
     corpus_passage_ids,
@@ -183,6 +183,15 @@ def test_table_and_error_analysis(evaluated: tuple[EvalReport, list[str]]) -> No
     example = next(ex for ex in misses.examples["other"] if ex.question_id == "q1")
     assert example.missed_gold == ["Lyon"]
     assert example.linked == ["Alice Moreau -> alice moreau (1.00)"]
+    # one exact link for q1..q3, none for q4 (where ensemble falls back to dense)
+    assert link_summary(report) == {
+        "entities_per_question": 0.75,
+        "links_per_question": 0.75,
+        "share_of_links_below": 0.0,
+        "questions_with_a_link_below": 0,
+        "questions_without_links": 1,
+        "ensemble_mixed_dense": 1,
+    }
 
 
 def test_report_payload_is_json_with_context(tmp_path: Path, minilm: Any) -> None:

@@ -266,6 +266,32 @@ def analyse_misses(
     return analyses
 
 
+def link_summary(report: EvalReport, low_similarity: float = LOW_SIMILARITY) -> dict[str, float] | None:
+    """How the questions linked to the graph (first graph mode evaluated): mean query entities and links
+    per question, share of links below ``low_similarity``, questions with such a link, questions where
+    ensemble mixed in dense. None without a graph mode."""
+    graph_mode = next((m for m in report.modes if m in GRAPH_MODES), None)
+    if graph_mode is None or not report.questions:
+        return None
+    runs = [q.modes[graph_mode] for q in report.questions]
+    links = [link for run in runs for link in run.linked]
+    n = len(runs)
+    summary: dict[str, float] = {
+        "entities_per_question": sum(len(r.query_entities) for r in runs) / n,
+        "links_per_question": len(links) / n,
+        "share_of_links_below": sum(x.similarity < low_similarity for x in links) / max(len(links), 1),
+        "questions_with_a_link_below": sum(
+            any(x.similarity < low_similarity for x in r.linked) for r in runs
+        ),
+        "questions_without_links": sum(not r.linked for r in runs),
+    }
+    if "ensemble" in report.modes:
+        summary["ensemble_mixed_dense"] = sum(
+            q.modes["ensemble"].used_dense_fallback for q in report.questions
+        )
+    return summary
+
+
 def format_miss_counts(analyses: dict[str, MissAnalysis]) -> str:
     if not analyses:
         return ""
