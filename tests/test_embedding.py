@@ -1,0 +1,100 @@
+"""Embedders: the OpenAI one against a local /v1/embeddings server; model bookkeeping and reembed."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from fakes import HashEmbedder
+from pipeline_support import make_memory
+
+from hipporag_neo4j.embedding import OpenAIEmbedder, SentenceTransformerEmbedder
+from hipporag_neo4j.errors import EmbeddingError, ModelMismatchError
+from hipporag_neo4j.settings import EmbeddingSettings
+
+pytestmark = pytest.mark.integration
+
+
+class _EmbeddingsHandler(BaseHTTPRequestHandler):
+    requests: ClassVar[list[dict[str, object]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(body)
+        data = [
+            {"object": "embedding", "index": i, "embedding": [float(len(text)), 1.0, 0.0]}
+            for i, text in enumerate(body["input"])
+        ]
+        payload = json.dumps(
+            {"object": "list", "data": data[::-1], "model": body["model"], "usage": {}}
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def embeddings_server() -> Iterator[str]:
+    _EmbeddingsHandler.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _EmbeddingsHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_openai_embedder_batches_orders_and_normalises(embeddings_server: str) -> None:
+    settings = EmbeddingSettings(
+        provider="openai", model="text-embedding-3-small", base_url=embeddings_server, batch_size=2
+    )
+    embedder = OpenAIEmbedder(settings)
+    vectors = embedder.encode(["a", "bbb", "cc"])
+    assert vectors.shape == (3, 3)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    expected = np.array([1.0, 1.0, 0.0]) / np.sqrt(2)
+    assert np.allclose(vectors[0], expected)  # order restored from the response's "index"
+    assert [len(r["input"]) for r in _EmbeddingsHandler.requests] == [2, 1]
+    assert embedder.dimension == 3
+
+
+def test_openai_embedder_failure_is_a_clear_error() -> None:
+    settings = EmbeddingSettings(provider="openai", model="m", base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(EmbeddingError, match="OpenAI embeddings with model 'm' failed"):
+        OpenAIEmbedder(settings).encode(["x"])
+
+
+def test_missing_local_model_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingError, match="nothing is downloaded"):
+        _ = SentenceTransformerEmbedder(str(tmp_path / "no-such-model")).dimension
+
+
+def test_reembed_switches_the_store_to_a_new_model(tmp_path: Path) -> None:
+    table = {"Thomas is at Stanford.": [["Thomas", "is at", "Stanford"]]}
+    memory = make_memory(tmp_path / "s", table)
+    memory.index(list(table))
+    memory.close()
+
+    other = make_memory(tmp_path / "s", table)
+    other._embedder = HashEmbedder(dim=8, model_name="hash-8")
+    with pytest.raises(ModelMismatchError, match="hash-embedder"):
+        other.stats()
+    counts = other.reembed()
+    assert counts == {"passage": 1, "phrase": 2, "fact": 1}
+    stats = other.stats()
+    assert (stats.embedding_model, stats.embedding_dim) == ("hash-8", 8)
+    hit = other.store.nearest_phrases(other.embedder.encode(["stanford"]), 1, 0.99)[0][0]
+    assert hit.name == "stanford"
