@@ -112,7 +112,8 @@ class HippoRAG:
     def _spacy_query_ner(self) -> QueryEntityExtractor:
         from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
 
-        return SpacyQueryNER(self.settings.extraction.spacy_model)
+        x = self.settings.extraction
+        return SpacyQueryNER(x.spacy_model, noun_chunks=x.query_noun_chunks)
 
     @property
     def extractor(self) -> Extractor:
@@ -142,7 +143,12 @@ class HippoRAG:
                 else:
                     query_ner = self._spacy_query_ner()
             self._retriever = Retriever(
-                self.store, self.embedder, self.settings.retrieval, query_ner, fallback_ner=fallback
+                self.store,
+                self.embedder,
+                self.settings.retrieval,
+                query_ner,
+                fallback_ner=fallback,
+                match_graph_phrases=self.settings.retrieval.match_query_phrases,
             )
         return self._retriever
 

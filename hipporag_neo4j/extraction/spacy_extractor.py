@@ -42,7 +42,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from hipporag_neo4j.errors import ConfigError
 from hipporag_neo4j.extraction.base import clean_entities, validate_triples
@@ -360,16 +360,23 @@ class SpacyQueryNER:
     Query entities are names first: quoted text, named entities (types as for passages) and
     capitalised multi-word sequences, taken longest first; a name lying inside a longer one already
     taken is dropped, so a title stays whole ("The Adventures of Alexander", not also "Alexander").
-    Then noun chunks that are not only pronouns, wh-words or stopwords, with determiners and
-    possessives cut off ("Erik Hort's birthplace" -> "birthplace"; "Erik Hort" comes from the names),
-    unless they lie inside a name. Duplicates (after :func:`normalize_phrase`) are dropped. The result
-    is ordered longest first.
+    Then, per ``noun_chunks``, noun chunks that are not only pronouns, wh-words or stopwords, with
+    determiners and possessives cut off ("Erik Hort's birthplace" -> "birthplace"; "Erik Hort" comes
+    from the names), unless they lie inside a name: ``"fallback"`` (default) only when the query has no
+    name, ``"always"``, or ``"never"``. Generic chunks ("country", "city") seed PPR with nodes that
+    spread everywhere: on MuSiQue, adding them to the names cost 6 points of R@2 (see benchmarks).
+    Duplicates (after :func:`normalize_phrase`) are dropped. The result is ordered longest first.
     """
 
     name = "spacy"
 
-    def __init__(self, model: str = DEFAULT_SPACY_MODEL) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_SPACY_MODEL,
+        noun_chunks: Literal["fallback", "always", "never"] = "fallback",
+    ) -> None:
         self.model = model
+        self.noun_chunks = noun_chunks
 
     @property
     def nlp(self) -> Any:
@@ -384,7 +391,12 @@ class SpacyQueryNER:
         taken: list[tuple[int, int]] = []
         seen: set[str] = set()
         picked: list[str] = []
-        for candidates, blocks in ((names, True), (chunks, False)):
+        groups: list[tuple[list[tuple[int, int]], bool]] = [(names, True)]
+        if self.noun_chunks == "always" or (
+            self.noun_chunks == "fallback" and not any(e > s for s, e in names)
+        ):
+            groups.append((chunks, False))
+        for candidates, blocks in groups:
             for start, end in sorted(set(candidates), key=lambda se: (se[0] - se[1], se[0])):
                 phrase = clean_phrase(query[start:end])
                 key = normalize_phrase(phrase)

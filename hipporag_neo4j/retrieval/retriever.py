@@ -50,7 +50,7 @@ class Retriever:
         settings: RetrievalSettings,
         query_ner: QueryEntityExtractor | None,
         fallback_ner: QueryEntityExtractor | None = None,
-        match_graph_phrases: bool = True,
+        match_graph_phrases: bool = False,
         candidate_pool: int = 5000,
     ) -> None:
         self.store = store
