@@ -27,6 +27,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from hipporag_neo4j.errors import ModelMismatchError, SchemaVersionError
 from hipporag_neo4j.models import Passage, StoreStats
 
 Vector = npt.NDArray[np.float32]
@@ -95,6 +96,21 @@ class StoreMeta:
     schema_version: int
     embedding_model: str
     embedding_dim: int
+
+
+def check_meta(meta: StoreMeta, location: str, embedding_model: str, embedding_dim: int) -> None:
+    """Refuse a store of another schema version, or built with another embedding model or dimension."""
+    if meta.schema_version != SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"{location} has schema version {meta.schema_version}; "
+            f"this release reads version {SCHEMA_VERSION}"
+        )
+    if (meta.embedding_model, meta.embedding_dim) != (embedding_model, embedding_dim):
+        raise ModelMismatchError(
+            f"{location} was built with embedding model {meta.embedding_model!r} ({meta.embedding_dim}-d), "
+            f"but {embedding_model!r} ({embedding_dim}-d) is configured. "
+            "Configure the original model, or run `hipporag-neo4j reembed` to re-embed the store."
+        )
 
 
 @dataclass

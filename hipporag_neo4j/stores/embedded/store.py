@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hipporag_neo4j.errors import ModelMismatchError, SchemaVersionError, StoreError
+from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.models import Passage, StoreStats
 from hipporag_neo4j.ppr import personalized_pagerank
 from hipporag_neo4j.stores.base import (
@@ -31,6 +31,7 @@ from hipporag_neo4j.stores.base import (
     StoreMeta,
     SynonymEdge,
     Vector,
+    check_meta,
 )
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
 from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot, PhraseIndex
@@ -128,17 +129,7 @@ class EmbeddedStore:
                     ],
                 )
             existing = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
-        if existing.schema_version != SCHEMA_VERSION:
-            raise SchemaVersionError(
-                f"store {self.path} has schema version {existing.schema_version}; this release reads "
-                f"version {SCHEMA_VERSION}"
-            )
-        if (existing.embedding_model, existing.embedding_dim) != (embedding_model, embedding_dim):
-            raise ModelMismatchError(
-                f"store {self.path} was built with embedding model {existing.embedding_model!r} "
-                f"({existing.embedding_dim}-d), but {embedding_model!r} ({embedding_dim}-d) is configured. "
-                "Configure the original model, or run `hipporag-neo4j reembed` to re-embed the store."
-            )
+        check_meta(existing, f"store {self.path}", embedding_model, embedding_dim)
         self._meta = existing
         return existing
 

@@ -7,8 +7,9 @@ missing and awaited; the metadata recorded for a new namespace.
 
 from __future__ import annotations
 
-from hipporag_neo4j.errors import ModelMismatchError, SchemaVersionError, StoreError
+from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.stores.base import SCHEMA_VERSION, StoreMeta
+from hipporag_neo4j.stores.base import check_meta as check_store_meta
 from hipporag_neo4j.stores.neo4j.graph_model import VECTOR_INDEXES
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, Record
 
@@ -29,16 +30,7 @@ def read_meta(runner: CypherRunner, namespace: str) -> StoreMeta | None:
 
 
 def check_meta(meta: StoreMeta, namespace: str, embedding_model: str, embedding_dim: int) -> None:
-    if meta.schema_version != SCHEMA_VERSION:
-        raise SchemaVersionError(
-            f"namespace {namespace!r} has schema version {meta.schema_version}; this release reads "
-            f"version {SCHEMA_VERSION}"
-        )
-    if (meta.embedding_model, meta.embedding_dim) != (embedding_model, embedding_dim):
-        raise ModelMismatchError(
-            f"namespace {namespace!r} was built with {meta.embedding_model} ({meta.embedding_dim}-d), "
-            f"not {embedding_model} ({embedding_dim}-d): configure that model, or re-embed"
-        )
+    check_store_meta(meta, f"namespace {namespace!r}", embedding_model, embedding_dim)
 
 
 def check_vector_dimensions(runner: CypherRunner, namespace: str, embedding_dim: int) -> bool:
