@@ -13,7 +13,10 @@ sentence-transformers does) versus fixed 64-item batches in input order (the ori
 Reference (given in the issue, not measured here): the original needs ~200 s on a quiet machine, ~190 s of
 it embedding, ~10 s synonym kNN; the aim is under half.
 
-    python benchmarks/bench_indexing.py [--store DIR] [--embed-sweep 32,64,128,256]
+A padding check then encodes a sample (``--padding-check``, default 5 %) of each kind both ways in the
+same process, to put a same-load ratio on the batching difference.
+
+    python benchmarks/bench_indexing.py [--store DIR] [--padding-check 0.05] [--embed-sweep 32,64,128,256]
 """
 
 from __future__ import annotations
@@ -145,12 +148,46 @@ def embed_sweep(embedder: Embedder, texts: dict[str, list[str]], sizes: list[int
     return rows
 
 
+def padding_check(embedder: Embedder, texts: dict[str, list[str]], fraction: float) -> list[dict[str, Any]]:
+    """Same texts, same process: one ``encode`` call (length-sorted batches) against calls of 64 texts in
+    corpus order (the original's fixed batches), run A-B-B-A so both see the same load."""
+    rows = []
+    for kind in KINDS:
+        sample = texts[kind][:: max(1, round(1 / fraction))]  # every k-th text, corpus order kept
+        seconds = {"sorted": 0.0, "fixed_64_input_order": 0.0}
+        for variant in ("sorted", "fixed_64_input_order", "fixed_64_input_order", "sorted"):
+            start = time.perf_counter()
+            if variant == "sorted":
+                embedder.encode(sample)
+            else:
+                for first in range(0, len(sample), 64):
+                    embedder.encode(sample[first : first + 64])
+            seconds[variant] += (time.perf_counter() - start) / 2
+        ratio = seconds["fixed_64_input_order"] / seconds["sorted"]
+        rows.append(
+            {
+                "kind": kind,
+                "texts": len(sample),
+                **{k: round(v, 2) for k, v in seconds.items()},
+                "ratio_fixed_to_sorted": round(ratio, 2),
+            }
+        )
+        print(f"  padding check {kind}: {rows[-1]}", flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--openie", type=Path, default=OPENIE_FILE)
     parser.add_argument("--store", type=Path, help="store directory to create and keep (default: a temp dir)")
+    parser.add_argument(
+        "--padding-check",
+        type=float,
+        default=0.05,
+        help="share of texts for the batching comparison (0: skip)",
+    )
     parser.add_argument("--embed-sweep", default="", help="comma-separated batch sizes to time pure encoding")
     parser.add_argument("--stem", default="indexing_musique", help="results file name stem")
     args = parser.parse_args()
@@ -198,6 +235,7 @@ def main() -> None:
 
     lengths = {k: [min(inner.token_count(t), inner.max_tokens or 10**9) for t in texts[k]] for k in KINDS}
     padding = {k: padding_stats(lengths[k], settings.embedding.batch_size) for k in KINDS}
+    padding_runs = padding_check(inner, texts, args.padding_check) if args.padding_check > 0 else []
     sweep = []
     if args.embed_sweep:
         sweep = embed_sweep(inner, texts, [int(s) for s in args.embed_sweep.split(",")])
@@ -228,6 +266,7 @@ def main() -> None:
         },
         "encode_call_latency": latency_summary([s for _, _, s in embedder.calls]),
         "padding": padding,
+        "padding_check": padding_runs,
         "embed_sweep": sweep,
         "rerun_skipped": len(rerun.skipped),
         "memory_mib": {
@@ -312,6 +351,25 @@ def main() -> None:
         "",
         md_table(["what", "MiB"], [[k.replace("_", " "), v] for k, v in mem.items()]),
     ]
+    if padding_runs:
+        md += [
+            "",
+            "## Same texts, same process: length-sorted batches vs fixed 64-text batches in corpus order (s)",
+            "",
+            md_table(
+                ["kind", "texts", "sorted", "fixed 64, corpus order", "fixed / sorted"],
+                [
+                    [
+                        p["kind"],
+                        p["texts"],
+                        p["sorted"],
+                        p["fixed_64_input_order"],
+                        p["ratio_fixed_to_sorted"],
+                    ]
+                    for p in padding_runs
+                ],
+            ),
+        ]
     if sweep:
         md += [
             "",

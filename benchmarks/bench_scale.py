@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from common import (
     REPO,
+    RESULTS,
     latency_summary,
     load_average,
     md_header,
@@ -108,8 +109,12 @@ class NamedEntities:
         return self.entities[query]
 
 
-def build(store: EmbeddedStore, args: argparse.Namespace, rng: np.random.Generator) -> dict[str, float]:
+def build(
+    store: EmbeddedStore, args: argparse.Namespace, rng: np.random.Generator
+) -> tuple[dict[str, float], list[float]]:
+    """Write the graph batch by batch; returns seconds per step and per write_passages call."""
     n, per, dim = args.phrases, args.phrases_per_passage, args.dim
+    per_batch: list[float] = []
     n_passages = math.ceil(n / per)
     facts_per_passage = round(args.relations_per_phrase * per)
     times: dict[str, float] = {}
@@ -148,8 +153,10 @@ def build(store: EmbeddedStore, args: argparse.Namespace, rng: np.random.Generat
             for a, b, c in zip(new.tolist(), older.tolist(), scores.tolist(), strict=True)
         ]
         times["generate_records"] = times.get("generate_records", 0.0) + time.perf_counter() - t
+        before = times.get("write_passages", 0.0)
         with timed(times, "write_passages"):
             store.write_passages(phrases, records)
+        per_batch.append(times["write_passages"] - before)
         with timed(times, "write_synonyms"):
             store.write_synonyms(edges)
         if stop == n_passages or (start // args.batch) % 50 == 0:
@@ -158,7 +165,7 @@ def build(store: EmbeddedStore, args: argparse.Namespace, rng: np.random.Generat
                 file=sys.stderr,
                 flush=True,
             )
-    return times
+    return times, per_batch
 
 
 def query_workload(args: argparse.Namespace, rng: np.random.Generator) -> list[list[int]]:
@@ -169,13 +176,31 @@ def query_workload(args: argparse.Namespace, rng: np.random.Generator) -> list[l
 def child(args: argparse.Namespace) -> dict[str, Any]:
     rng = np.random.default_rng(args.seed)
     out: dict[str, Any] = {"phrases": args.phrases}
-    path = Path(tempfile.mkdtemp(prefix=f"hipporag-scale-{args.phrases}-", dir=args.workdir))
-    store = EmbeddedStore(path)
-    store.open(MODEL, args.dim)
-    t = time.perf_counter()
-    out["build_s"] = {k: round(v, 2) for k, v in build(store, args, rng).items()}
-    out["build_s"]["wall"] = round(time.perf_counter() - t, 2)
-    out["rss_after_build_mib"] = round(rss_mib(), 1)
+    reuse = Path(args.reuse_store) if args.reuse_store else None
+    if reuse is not None and (reuse / "graph.sqlite").is_file():
+        path = reuse  # built by an earlier run with the same parameters: measure load and queries only
+        out["reused_store"] = str(path)
+        store = EmbeddedStore(path)
+        store.open(MODEL, args.dim)
+    else:
+        path = Path(tempfile.mkdtemp(prefix=f"hipporag-scale-{args.phrases}-", dir=args.workdir))
+        out["store_path"] = str(path)
+        store = EmbeddedStore(path)
+        store.open(MODEL, args.dim)
+        t = time.perf_counter()
+        times, per_batch = build(store, args, rng)
+        out["build_s"] = {k: round(v, 2) for k, v in times.items()}
+        tenth = max(1, len(per_batch) // 10)
+        # growth check: a write_passages call should cost the same on an empty and on a full store
+        out["write_passages_per_batch_ms"] = {
+            "first_tenth_mean": round(1000 * float(np.mean(per_batch[:tenth])), 1),
+            "last_tenth_mean": round(1000 * float(np.mean(per_batch[-tenth:])), 1),
+            "batches": len(per_batch),
+        }
+        out["build_s"]["wall"] = round(time.perf_counter() - t, 2)
+        out["rss_after_build_mib"] = round(rss_mib(), 1)
+        args.out.write_text(json.dumps(out))  # partial results survive a timeout
+    rng = np.random.default_rng(args.seed + 1)  # same query workload whether built here or reused
     stats = store.stats()
     out["graph"] = {
         k: getattr(stats, k)
@@ -200,6 +225,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         arrays += [m.data, m.indices, m.indptr]
     out["snapshot_arrays_mib"] = round(sum(a.nbytes for a in arrays) / 2**20, 1)
     out["transition_nnz"] = int(graph.transition.nnz)
+    args.out.write_text(json.dumps(out))
 
     s = RetrievalSettings()
     names = graph.phrases.names
@@ -290,7 +316,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     out["candidate_pool"] = pool
     out["peak_rss_mib"] = round(peak_rss_mib(), 1)
     store.close()
-    if not args.keep:
+    if not args.keep and reuse is None:
         for f in path.iterdir():
             f.unlink()
         path.rmdir()
@@ -312,6 +338,8 @@ def run_child(size: int, args: argparse.Namespace) -> dict[str, Any]:
         "workdir",
     ):
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
+    if args.reuse_store:
+        command += ["--reuse-store", args.reuse_store]
     if args.keep:
         command.append("--keep")
     started = time.perf_counter()
@@ -320,7 +348,8 @@ def run_child(size: int, args: argparse.Namespace) -> dict[str, Any]:
         subprocess.run(command, check=True, timeout=args.timeout, cwd=REPO)
         result = json.loads(result_file.read_text())
     except subprocess.TimeoutExpired:
-        result = {"phrases": size, "error": f"did not finish within {args.timeout} s (stopped)"}
+        partial = result_file.read_text() if result_file.stat().st_size else "{}"
+        result = {**json.loads(partial), "phrases": size, "error": f"did not finish within {args.timeout} s"}
     except subprocess.CalledProcessError as exc:
         result = {"phrases": size, "error": f"child failed with exit status {exc.returncode}"}
     finally:
@@ -330,51 +359,59 @@ def run_child(size: int, args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
-def markdown(data: dict[str, Any]) -> str:
-    runs = [r for r in data["sizes"] if "error" not in r]
-    failed = [r for r in data["sizes"] if "error" in r]
-    p = data["parameters"]
+def _get(r: dict[str, Any], *path: str) -> Any:
+    value: Any = r
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
-    def lat(r: dict[str, Any], key: str, q: str = "p50_ms") -> float:
-        return float(r["latency"][key][q])
+
+def markdown(data: dict[str, Any]) -> str:
+    entries = data["sizes"]
+    p = data["parameters"]
+    with_latency = [r for r in entries if "latency" in r]
 
     graph_rows = [
         [
             r["phrases"],
-            r["graph"]["passages"],
-            r["graph"]["facts"],
-            r["graph"]["relation_edges"],
-            r["graph"]["synonym_edges"],
-            r["graph"]["mentions"],
-            r["transition_nnz"],
+            *(r["graph"][k] for k in ("passages", "facts", "relation_edges", "synonym_edges", "mentions")),
+            r.get("transition_nnz"),
         ]
-        for r in runs
+        for r in entries
+        if "graph" in r
     ]
     build_rows = [
         [
             r["phrases"],
-            r["build_s"]["wall"],
-            r["build_s"]["generate_records"],
-            r["build_s"]["write_passages"],
-            r["build_s"]["write_synonyms"],
-            r["snapshot_load_s"]["phrase_index"],
-            r["snapshot_load_s"]["graph_snapshot"],
-            r["store_on_disk_mib"],
+            *(
+                _get(r, "build_s", k)
+                for k in ("wall", "generate_records", "write_passages", "write_synonyms")
+            ),
+            _get(r, "write_passages_per_batch_ms", "first_tenth_mean"),
+            _get(r, "write_passages_per_batch_ms", "last_tenth_mean"),
+            _get(r, "snapshot_load_s", "phrase_index"),
+            _get(r, "snapshot_load_s", "graph_snapshot"),
+            r.get("store_on_disk_mib"),
         ]
-        for r in runs
+        for r in entries
+        if "build_s" in r or "snapshot_load_s" in r
+    ]
+    mem_keys = [
+        "rss_after_build_mib",
+        "snapshot_arrays_mib",
+        "snapshot_rss_growth_mib",
+        "rss_after_snapshot_mib",
+        "peak_rss_before_synonym_search_mib",
+        "peak_rss_mib",
     ]
     mem_rows = [
         [
             r["phrases"],
-            r["rss_after_build_mib"],
-            r["snapshot_arrays_mib"],
-            r["snapshot_rss_growth_mib"],
-            r["rss_after_snapshot_mib"],
-            r["peak_rss_before_synonym_search_mib"],
-            r["peak_rss_mib"],
+            *(r.get(k) for k in mem_keys),
             round(r["peak_rss_before_synonym_search_mib"] * 1024 / r["phrases"], 2),
         ]
-        for r in runs
+        for r in entries
+        if "peak_rss_before_synonym_search_mib" in r
     ]
     keys = [
         "sparse_matvec",
@@ -390,10 +427,15 @@ def markdown(data: dict[str, Any]) -> str:
         "nearest_phrases_synonyms_512",
         "phrase_matrix_vstack_2048",
     ]
-    lat_rows = [[k] + [f"{lat(r, k):.1f} / {lat(r, k, 'p95_ms'):.1f}" for r in runs] for k in keys]
-    stage_keys = list(runs[0]["retrieve_stages"]["hipporag"]) if runs else []
+
+    def lat(r: dict[str, Any], key: str) -> str:
+        s = r["latency"].get(key)
+        return f"{s['p50_ms']:.1f} / {s['p95_ms']:.1f}" if s else "-"
+
+    lat_rows = [[k] + [lat(r, k) for r in with_latency] for k in keys]
+    stage_keys = list(dict.fromkeys(k for r in with_latency for k in r["retrieve_stages"]["hipporag"]))
     stage_rows = [
-        [k] + [f"{r['retrieve_stages']['hipporag'].get(k, {}).get('p50_ms', 0.0):.1f}" for r in runs]
+        [k] + [f"{_get(r, 'retrieve_stages', 'hipporag', k, 'p50_ms') or 0.0:.1f}" for r in with_latency]
         for k in stage_keys
     ]
     lines = [
@@ -420,6 +462,8 @@ def markdown(data: dict[str, Any]) -> str:
                 "record generation",
                 "write_passages",
                 "write_synonyms",
+                "ms per write_passages call, first 10 %",
+                "last 10 %",
                 "load phrase index",
                 "load graph snapshot",
                 "disk MiB",
@@ -445,18 +489,47 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "## Latency, p50 / p95 ms",
         "",
-        md_table(["operation"] + [f"{r['phrases']:,} phrases" for r in runs], lat_rows),
+        md_table(["operation"] + [f"{r['phrases']:,} phrases" for r in with_latency], lat_rows),
         "",
         "## Retrieve (hipporag mode) stages, p50 ms",
         "",
-        md_table(["stage"] + [f"{r['phrases']:,}" for r in runs], stage_rows),
+        md_table(["stage"] + [f"{r['phrases']:,}" for r in with_latency], stage_rows),
         "",
-        "Load average per size (before -> after): "
-        + "; ".join(f"{r['phrases']:,}: {r['load_before']} -> {r['load_after']}" for r in data["sizes"]),
+        "Per size (load average before -> after, wall time of its process): "
+        + "; ".join(
+            f"{r['phrases']:,}: {r['load_before']} -> {r['load_after']}, {r['child_wall_s']} s"
+            for r in entries
+        ),
     ]
-    for r in failed:
-        lines += ["", f"**{r['phrases']:,} phrases: {r['error']}** (after {r['child_wall_s']} s)"]
+    for r in entries:
+        if "error" in r:
+            lines += ["", f"**{r['phrases']:,} phrases: {r['error']}** (after {r['child_wall_s']} s)"]
+        if "reused_store" in r:
+            lines += [
+                "",
+                f"{r['phrases']:,} phrases: build figures from the run that built the store; "
+                "load and latency from a later run on that store (see `runs`).",
+            ]
     return "\n".join(lines)
+
+
+def merge(previous: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Entries of a later run go into the earlier results, size by size (``--merge``)."""
+    fixed = ("dim", "phrases_per_passage", "relations_per_phrase", "synonyms_per_phrase", "batch", "seed")
+    if any(previous["parameters"][k] != new["parameters"][k] for k in fixed):
+        raise SystemExit("--merge: the earlier results used other graph parameters")
+    by_size = {r["phrases"]: r for r in previous["sizes"]}
+    for entry in new["sizes"]:
+        old = by_size.get(entry["phrases"], {})
+        merged = {**old, **entry}
+        if "error" not in entry:
+            merged.pop("error", None)
+        by_size[entry["phrases"]] = merged
+    runs = previous.get("runs") or [
+        {k: previous[k] for k in ("command", "date", "commit", "load_before", "load_after")}
+    ]
+    runs.append({k: new[k] for k in ("command", "date", "commit", "load_before", "load_after")})
+    return {**previous, "runs": runs, "sizes": [by_size[k] for k in sorted(by_size)]}
 
 
 def main() -> None:
@@ -475,6 +548,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per size before it is stopped")
     parser.add_argument("--workdir", default=tempfile.gettempdir())
     parser.add_argument("--keep", action="store_true", help="keep the synthetic stores")
+    parser.add_argument("--render-only", action="store_true", help="rewrite results/<stem>.md from its JSON")
+    parser.add_argument("--merge", action="store_true", help="merge into the existing results of --stem")
+    parser.add_argument("--reuse-store", help="a store kept by an earlier run (one size): skip the build")
     parser.add_argument("--stem", default="scale")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--phrases", type=int, help=argparse.SUPPRESS)
@@ -482,6 +558,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         args.out.write_text(json.dumps(child(args)))
+        return
+    if args.render_only:  # rewrite the markdown of existing results (after a format change)
+        data = json.loads((RESULTS / f"{args.stem}.json").read_text())
+        write_results(args.stem, data, markdown(data))
         return
 
     header = run_header()
@@ -506,6 +586,9 @@ def main() -> None:
         )
     }
     data = {**header, "parameters": parameters, "sizes": sizes}
+    previous_file = RESULTS / f"{args.stem}.json"
+    if args.merge and previous_file.is_file():
+        data = merge(json.loads(previous_file.read_text()), data)
     md = markdown(data)
     json_path, md_path = write_results(args.stem, data, md)
     print(md)

@@ -57,7 +57,7 @@ def plot_scale_latency(data: dict[str, Any], out: Path) -> None:
         line = left.plot(sizes, p50, marker="o", label=label)[0]
         left.vlines(sizes, p50, p95, color=line.get_color(), alpha=0.5)
     left.axhline(300, color="grey", linestyle=":", linewidth=1)
-    left.text(sizes[0], 330, "300 ms (PPR aim at 1M)", color="grey", fontsize=8)
+    left.text(sizes[-1], 330, "300 ms (PPR aim at 1M)", color="grey", fontsize=8, ha="right")
     left.set(
         xscale="log",
         yscale="log",
@@ -65,7 +65,7 @@ def plot_scale_latency(data: dict[str, Any], out: Path) -> None:
         ylabel="ms per query (p50, line to p95)",
         title="Query-time operations",
     )
-    left.legend(fontsize=8)
+    left.legend(fontsize=8, loc="upper left")
     for key, label in (
         ("write_passages", "write_passages (all batches)"),
         ("write_synonyms", "write_synonyms"),
