@@ -91,7 +91,11 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
         "",
         f"- command: `{payload['command']}`",
         f"- date: {payload['created']}; commit: {git.get('commit', 'unknown')}"
-        + (" (with uncommitted changes to tracked files)" if git.get("tracked_changes") else ""),
+        + (
+            f" plus uncommitted package files {', '.join(git['uncommitted_package_files'])}"
+            if git.get("uncommitted_package_files")
+            else ""
+        ),
         f"- machine: {machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']},"
         f" torch {machine['torch']} ({payload['torch_threads']} threads), numpy {machine['numpy']};"
         f" load average before/after {payload['load_before']} / {machine['load_average_1_5_15min']}",
@@ -174,6 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     from hipporag_neo4j.evaluation.report import (
         analyse_misses,
         format_table,
+        git_info,
         link_summary,
         report_payload,
         write_json,
@@ -182,6 +187,7 @@ def main(argv: list[str] | None = None) -> None:
     from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
     from hipporag_neo4j.settings import load_settings
 
+    git_at_start = git_info()  # the code that runs is the code of the start, whatever lands meanwhile
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
         store_dir = args.store or Path(tmp) / "store"
         settings = load_settings(
@@ -221,6 +227,7 @@ def main(argv: list[str] | None = None) -> None:
                 memory,
                 command=" ".join(["python benchmarks/bench_quality.py", shlex.join(sys.argv[1:])]).strip(),
                 extra={
+                    "git": git_at_start,
                     "load_before": load_before,
                     "torch_threads": torch.get_num_threads(),
                     "query_ner": "spacy",

@@ -149,7 +149,11 @@ def render_markdown(payload: dict[str, Any]) -> str:
         "",
         f"- command: `{payload['command']}`",
         f"- date: {payload['created']}; commit: {git.get('commit', 'unknown')}"
-        + (" (with uncommitted changes to tracked files)" if git.get("tracked_changes") else ""),
+        + (
+            f" plus uncommitted package files {', '.join(git['uncommitted_package_files'])}"
+            if git.get("uncommitted_package_files")
+            else ""
+        ),
         f"- machine: {machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']},"
         f" torch {machine['torch']} ({payload['torch_threads']} threads); load average before/after"
         f" {payload['load_before']} / {machine['load_average_1_5_15min']}",
@@ -161,6 +165,8 @@ def render_markdown(payload: dict[str, Any]) -> str:
         "",
         "One question is 1.4 points of R@k and AR@k, and this is many settings on 70 questions: read",
         "differences of a few points as noise unless the bootstrap CI against dense says otherwise.",
+        "s/question leaves out text encoding (embeddings are cached across the sweep); see",
+        "quality_musique.md for end-to-end query times.",
         "",
         "Dense for reference: "
         + ", ".join(f"{k} {v:.1f}" for k, v in payload["dense_percent"].items() if k in SHOWN_METRICS),
@@ -217,6 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
     from hipporag_neo4j.settings import load_settings
 
+    git_at_start = git_info()  # the code that runs is the code of the start, whatever lands meanwhile
     started_all = time.perf_counter()
     corpus, questions = load_corpus(CORPUS_FILE), load_questions(QUESTIONS_FILE)
     embedder = CachingEmbedder(SentenceTransformerEmbedder("all-MiniLM-L6-v2"))
@@ -282,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
         "command": " ".join(
             ["python benchmarks/sweep.py", shlex.join(sys.argv[1:] if argv is None else argv)]
         ).strip(),
-        "git": git_info(),
+        "git": git_at_start,
         "machine": machine_info(),
         "load_before": load_before,
         "torch_threads": torch.get_num_threads(),

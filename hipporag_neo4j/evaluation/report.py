@@ -45,23 +45,22 @@ MISS_CATEGORIES: tuple[MissCategory, ...] = (
 
 
 def git_info(repo: Path | None = None) -> dict[str, Any] | None:
-    """Commit of the checkout holding this package (or ``repo``), and whether tracked files changed."""
+    """Commit of the checkout holding this package (or ``repo``), and the package files that differ from
+    it (modified or untracked): the code that ran is the commit plus those. None outside a git checkout."""
     where = repo or Path(__file__).resolve().parents[2]
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, check=True, timeout=10
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=where,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout
+        commit = _git(where, "rev-parse", "HEAD").strip()
+        status = _git(where, "status", "--porcelain", "--", "hipporag_neo4j")
     except (OSError, subprocess.SubprocessError):
         return None
-    return {"commit": commit, "tracked_changes": bool(status.strip())}
+    changed = [line[3:] for line in status.splitlines() if line.strip()]
+    return {"commit": commit, "uncommitted_package_files": changed}
+
+
+def _git(where: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=where, capture_output=True, text=True, check=True, timeout=10
+    ).stdout
 
 
 def _version(package: str) -> str | None:
