@@ -145,7 +145,8 @@ def evaluate_setting(
 def render_markdown(payload: dict[str, Any]) -> str:
     machine, git = payload["machine"], payload["git"] or {}
     lines = [
-        "# MuSiQue retrieval sweep",
+        "# MuSiQue retrieval sweep"
+        + ("" if payload.get("complete", True) else " (partial: the run stopped early)"),
         "",
         f"- command: `{payload['command']}`",
         f"- date: {payload['created']}; commit: {git.get('commit', 'unknown')}"
@@ -243,6 +244,31 @@ def main(argv: list[str] | None = None) -> None:
             env_file=None,
         )
 
+    def write(complete: bool) -> None:
+        """Write the results so far (after each setting, so a stopped run leaves what it measured)."""
+        payload: dict[str, Any] = {
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "command": " ".join(
+                ["python benchmarks/sweep.py", shlex.join(sys.argv[1:] if argv is None else argv)]
+            ).strip(),
+            "complete": complete,
+            "git": git_at_start,
+            "machine": machine_info(),
+            "load_before": load_before,
+            "torch_threads": torch.get_num_threads(),
+            "embedding_model": embedder.model_name,
+            "texts_encoded": embedder.encoded,
+            "defaults": DEFAULTS,
+            "bootstrap_resamples": N_RESAMPLES,
+            "indexes": indexes,
+            "dense_percent": dense_percent,
+            "results": results,
+            "seconds_total": time.perf_counter() - started_all,
+        }
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        write_json(RESULTS / f"{args.out}.json", payload)
+        (RESULTS / f"{args.out}.md").write_text(render_markdown(payload), encoding="utf-8")
+
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
         for tau in SYNONYM_THRESHOLDS:
             store_dir = Path(tmp) / f"tau{tau}"
@@ -270,6 +296,7 @@ def main(argv: list[str] | None = None) -> None:
                     results.append(row)
                     dense_percent = row.pop("dense_percent")
                     print(f"  {setting} -> {row['percent']}", file=sys.stderr)
+                    write(complete=False)
                     if first_setting_seconds is None:
                         first_setting_seconds = seconds
                         # later indexes reuse cached embeddings: count them as synonyms + writes only
@@ -284,27 +311,7 @@ def main(argv: list[str] | None = None) -> None:
             finally:
                 base.close()
 
-    payload: dict[str, Any] = {
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(
-            ["python benchmarks/sweep.py", shlex.join(sys.argv[1:] if argv is None else argv)]
-        ).strip(),
-        "git": git_at_start,
-        "machine": machine_info(),
-        "load_before": load_before,
-        "torch_threads": torch.get_num_threads(),
-        "embedding_model": embedder.model_name,
-        "texts_encoded": embedder.encoded,
-        "defaults": DEFAULTS,
-        "bootstrap_resamples": N_RESAMPLES,
-        "indexes": indexes,
-        "dense_percent": dense_percent,
-        "results": results,
-        "seconds_total": time.perf_counter() - started_all,
-    }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    write_json(RESULTS / f"{args.out}.json", payload)
-    (RESULTS / f"{args.out}.md").write_text(render_markdown(payload), encoding="utf-8")
+    write(complete=True)
     print(f"wrote {RESULTS / (args.out + '.json')} and .md", file=sys.stderr)
 
 
