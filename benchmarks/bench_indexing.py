@@ -235,12 +235,7 @@ def main() -> None:
 
     lengths = {k: [min(inner.token_count(t), inner.max_tokens or 10**9) for t in texts[k]] for k in KINDS}
     padding = {k: padding_stats(lengths[k], settings.embedding.batch_size) for k in KINDS}
-    padding_runs = padding_check(inner, texts, args.padding_check) if args.padding_check > 0 else []
-    sweep = []
-    if args.embed_sweep:
-        sweep = embed_sweep(inner, texts, [int(s) for s in args.embed_sweep.split(",")])
-
-    header["load_after"] = load_average()
+    header["load_after"] = load_average()  # after the indexing measurements (extras come later)
     header["machine"] = machine_info()
     data = {
         **header,
@@ -266,8 +261,8 @@ def main() -> None:
         },
         "encode_call_latency": latency_summary([s for _, _, s in embedder.calls]),
         "padding": padding,
-        "padding_check": padding_runs,
-        "embed_sweep": sweep,
+        "padding_check": [],
+        "embed_sweep": [],
         "rerun_skipped": len(rerun.skipped),
         "memory_mib": {
             "rss_before_index": round(rss_before, 1),
@@ -282,7 +277,21 @@ def main() -> None:
     }
     if not args.store:
         shutil.rmtree(store_dir, ignore_errors=True)
+    json_path, md_path = write_results(args.stem, data, markdown(data))  # kept if the extras are stopped
+    if args.padding_check > 0:
+        data["padding_check"] = padding_check(inner, texts, args.padding_check)
+    if args.embed_sweep:
+        data["embed_sweep"] = embed_sweep(inner, texts, [int(s) for s in args.embed_sweep.split(",")])
+    data["load_after_extras"] = load_average()
+    json_path, md_path = write_results(args.stem, data, markdown(data))
+    print(md_path.read_text())
+    print(f"wrote {json_path} and {md_path}")
 
+
+def markdown(data: dict[str, Any]) -> str:
+    stages = data["stages_s"]
+    padding, padding_runs, sweep = data["padding"], data.get("padding_check", []), data.get("embed_sweep", [])
+    batch = data["embedding_batch_size"]
     t = data["timings_s"]
     stage_rows = [
         ["model load (before indexing)", t["model_load"]],
@@ -318,8 +327,8 @@ def main() -> None:
     md = [
         md_header("Indexing benchmark: MuSiQue 1,890 passages from the published OpenIE", data),
         f"Indexed {r['indexed']} passages ({r['failed']} failed), {r['new_phrases']:,} phrases, "
-        f"{r['new_facts']:,} facts, {r['new_synonym_edges']:,} synonym edges; {inner.model_name} "
-        f"({dim}-d), embedding batch {settings.embedding.batch_size}.",
+        f"{r['new_facts']:,} facts, {r['new_synonym_edges']:,} synonym edges; {data['embedding_model']} "
+        f"({data['embedding_dim']}-d), embedding batch {batch}.",
         "",
         md_table(["stage", "seconds"], stage_rows),
         "",
@@ -331,7 +340,7 @@ def main() -> None:
         "",
         md_table(["kind", "calls", "texts", "seconds", "texts/s"], enc_rows),
         "",
-        f"## Padding (tokens the model processes, batch of {settings.embedding.batch_size})",
+        f"## Padding (tokens the model processes, batch of {batch})",
         "",
         md_table(
             [
@@ -380,9 +389,7 @@ def main() -> None:
                 [[s["batch_size"], s["kind"], s["texts"], s["seconds"]] for s in sweep],
             ),
         ]
-    json_path, md_path = write_results(args.stem, data, "\n".join(md))
-    print("\n".join(md))
-    print(f"\nwrote {json_path} and {md_path}")
+    return "\n".join(md)
 
 
 if __name__ == "__main__":
