@@ -165,7 +165,8 @@ class Retriever:
         top_k = top_k or self.settings.top_k
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        pool = min(self.candidate_pool, max(self.store.passage_count(), top_k))
+        n_passages = self.store.passage_count()
+        pool = min(self.candidate_pool, max(n_passages, top_k))
 
         graph_run: _GraphRun | None = None
         dense_scores: list[PassageScore] = []
@@ -198,9 +199,8 @@ class Retriever:
                     combined = dense_raw
                 else:
                     weight = self.settings.hybrid_weight if mode == "hybrid" else 0.5
-                    dense_floor = (
-                        None if len(dense_raw) >= self.store.passage_count() else min(dense_raw.values())
-                    )
+                    # dense scores of passages outside the pool are below its minimum
+                    dense_floor = None if len(dense_raw) >= n_passages else min(dense_raw.values())
                     combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), weight)
             else:
                 combined = graph_raw
