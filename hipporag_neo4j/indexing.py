@@ -211,23 +211,25 @@ class Indexer:
         new_names = [graph.phrase_names[i] for i in new_ids]
         phrase_vectors = self.embedder.encode(new_names)
         phrases = [PhraseRecord(i, n, v) for i, n, v in zip(new_ids, new_names, phrase_vectors, strict=True)]
+        all_facts = {f.id: f for r in graph.records for f in r.facts}
+        new_fact_ids = sorted(self.store.missing_facts(list(all_facts)))
         if self.options.embed_facts:
-            self._embed_new_facts(graph.records)
+            self._embed_new_facts(graph.records, all_facts, new_fact_ids)
         t = self._tick(report, "embedding", t)
 
         self.store.write_passages(phrases, graph.records)
         report.indexed.extend(r.passage.id for r in graph.records)
         report.new_phrases += len(phrases)
-        report.new_facts += sum(1 for r in graph.records for f in r.facts if f.embedding is not None)
+        report.new_facts += len(new_fact_ids)
         t = self._tick(report, "store_writes", t)
 
         report.new_synonym_edges += self._add_synonyms(phrases)
         self._tick(report, "synonyms", t)
 
-    def _embed_new_facts(self, records: list[PassageRecord]) -> None:
-        all_facts = {f.id: f for r in records for f in r.facts}
-        missing = sorted(self.store.missing_facts(list(all_facts)))
-        vectors = dict(zip(missing, self.embedder.encode([all_facts[i].text for i in missing]), strict=True))
+    def _embed_new_facts(
+        self, records: list[PassageRecord], all_facts: dict[str, FactRecord], new_ids: list[str]
+    ) -> None:
+        vectors = dict(zip(new_ids, self.embedder.encode([all_facts[i].text for i in new_ids]), strict=True))
         for record in records:
             record.facts = [
                 FactRecord(f.id, f.subject_id, f.predicate, f.object_id, f.text, vectors.get(f.id))

@@ -98,3 +98,14 @@ def test_synonym_edges_are_incremental(tmp_path: Path) -> None:
     assert memory.stats().synonym_edges == 1
     again = memory.index(["A.", "B.", "C."])
     assert again.new_synonym_edges == 0
+
+
+def test_a_fact_stated_by_two_passages_is_one_new_fact(tmp_path: Path) -> None:
+    table = {
+        "A says it.": [["Thomas", "works at", "Stanford"]],
+        "B says it too.": [["Thomas", "works at", "Stanford"]],
+    }
+    memory = make_memory(tmp_path / "s", table)
+    report = memory.index(list(table))
+    assert report.new_facts == 1 and memory.stats().facts == 1
+    assert memory.index(["A says it."]).new_facts == 0

@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS facts (
     text TEXT NOT NULL,
     embedding BLOB
 );
+-- deleting a phrase checks the foreign keys of facts: without these, a scan of facts per phrase
+CREATE INDEX IF NOT EXISTS facts_by_subject ON facts(subject_id);
+CREATE INDEX IF NOT EXISTS facts_by_object ON facts(object_id);
 CREATE TABLE IF NOT EXISTS states (
     passage_id TEXT NOT NULL REFERENCES passages(id),
     fact_id TEXT NOT NULL REFERENCES facts(id),
