@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 import click
 
@@ -22,6 +22,7 @@ from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult
 from hipporag_neo4j.settings import Settings, load_settings
 
 EXIT_ERROR, EXIT_PARTIAL = 1, 3
+T = TypeVar("T")
 MODES = list(get_args(RetrievalMode))
 
 
@@ -117,6 +118,16 @@ def _memory(ctx: Context, extra: dict[str, Any] | None = None) -> HippoRAG:
     return HippoRAG(ctx.settings(extra))
 
 
+def _with_memory(ctx: Context, action: Callable[[HippoRAG], T]) -> T:
+    """Run ``action`` on a HippoRAG built from the settings; errors exit 1 with their message."""
+    with _errors():
+        memory = _memory(ctx)
+        try:
+            return action(memory)
+        finally:
+            memory.close()
+
+
 def _print_index_report(report: IndexReport) -> None:
     click.echo(
         f"indexed {len(report.indexed)} passages, skipped {len(report.skipped)} already stored, "
@@ -199,12 +210,7 @@ def query_cmd(
     ctx: Context, question: str, mode: RetrievalMode | None, top_k: int | None, explain: bool
 ) -> None:
     """Retrieve the passages that answer QUESTION, with the graph path behind each."""
-    with _errors():
-        memory = _memory(ctx)
-        try:
-            result = memory.retrieve(question, mode=mode, top_k=top_k)
-        finally:
-            memory.close()
+    result = _with_memory(ctx, lambda memory: memory.retrieve(question, mode=mode, top_k=top_k))
     _emit(ctx, result.model_dump(mode="json"), lambda: _print_retrieval(result, explain))
 
 
@@ -215,12 +221,7 @@ def query_cmd(
 @click.pass_obj
 def answer_cmd(ctx: Context, question: str, mode: RetrievalMode | None, top_k: int | None) -> None:
     """Retrieve, then answer QUESTION with the reader LLM (needs an LLM configured)."""
-    with _errors():
-        memory = _memory(ctx)
-        try:
-            answer = memory.answer(question, mode=mode, top_k=top_k)
-        finally:
-            memory.close()
+    answer = _with_memory(ctx, lambda memory: memory.answer(question, mode=mode, top_k=top_k))
 
     def human() -> None:
         click.secho(answer.answer, bold=True)
@@ -236,12 +237,7 @@ def answer_cmd(ctx: Context, question: str, mode: RetrievalMode | None, top_k: i
 @click.pass_obj
 def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
     """Delete passages and everything only they supported."""
-    with _errors():
-        memory = _memory(ctx)
-        try:
-            report = memory.delete(list(passage_ids))
-        finally:
-            memory.close()
+    report = _with_memory(ctx, lambda memory: memory.delete(list(passage_ids)))
     payload = report.__dict__
 
     def human() -> None:
@@ -260,12 +256,7 @@ def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
 @click.pass_obj
 def stats_cmd(ctx: Context) -> None:
     """Counts of passages, phrases, facts and edges in the store."""
-    with _errors():
-        memory = _memory(ctx)
-        try:
-            stats = memory.stats()
-        finally:
-            memory.close()
+    stats = _with_memory(ctx, lambda memory: memory.stats())
 
     def human() -> None:
         for key, value in stats.model_dump().items():
@@ -278,13 +269,13 @@ def stats_cmd(ctx: Context) -> None:
 @click.pass_obj
 def reembed_cmd(ctx: Context) -> None:
     """Re-encode every passage, phrase and fact with the configured embedding model."""
-    with _errors():
-        memory = _memory(ctx)
-        try:
-            counts = memory.reembed(lambda kind, n: click.echo(f"  {kind}: {n}", err=True))
-        finally:
-            memory.close()
-    _emit(ctx, counts, lambda: click.echo(f"re-embedded {counts} with {memory.embedder.model_name}"))
+
+    def reembed(memory: HippoRAG) -> tuple[dict[str, int], str]:
+        counts = memory.reembed(lambda kind, n: click.echo(f"  {kind}: {n}", err=True))
+        return counts, memory.embedder.model_name
+
+    counts, model = _with_memory(ctx, reembed)
+    _emit(ctx, counts, lambda: click.echo(f"re-embedded {counts} with {model}"))
 
 
 @main.command("doctor")
