@@ -83,6 +83,9 @@ def test_index_recorded_openie(tmp_path: Path) -> None:
     report = json.loads(out)
     assert report["indexed"], out
     assert code in (0, 3)
+    code, out = run("--json", "reembed", store=tmp_path / "s")
+    assert code == 0
+    assert json.loads(out)["passage"] == len(report["indexed"])
 
 
 def test_errors_exit_non_zero_with_a_clear_message(tmp_path: Path) -> None:
