@@ -76,6 +76,14 @@ def _ref_cell(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def describe_commit(git: dict[str, Any]) -> str:
+    """The commit a run measured, and the package files it had changed on top of it."""
+    dirty = git.get("uncommitted_package_files")
+    return git.get("commit", "unknown") + (
+        f" plus uncommitted package files {', '.join(dirty)}" if dirty else ""
+    )
+
+
 def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, Any]) -> str:
     from hipporag_neo4j.evaluation.report import (
         format_comparisons,
@@ -90,12 +98,7 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
         "# MuSiQue retrieval quality",
         "",
         f"- command: `{payload['command']}`",
-        f"- date: {payload['created']}; commit: {git.get('commit', 'unknown')}"
-        + (
-            f" plus uncommitted package files {', '.join(git['uncommitted_package_files'])}"
-            if git.get("uncommitted_package_files")
-            else ""
-        ),
+        f"- date: {payload['created']}; commit: {describe_commit(git)}",
         f"- machine: {machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']},"
         f" torch {machine['torch']} ({payload['torch_threads']} threads), numpy {machine['numpy']};"
         f" load average before/after {payload['load_before']} / {machine['load_average_1_5_15min']}",

@@ -38,7 +38,14 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench_quality import CORPUS_FILE, OPENIE_FILE, QUESTIONS_FILE, RESULTS, require_data  # noqa: E402
+from bench_quality import (  # noqa: E402
+    CORPUS_FILE,
+    OPENIE_FILE,
+    QUESTIONS_FILE,
+    RESULTS,
+    describe_commit,
+    require_data,
+)
 
 SYNONYM_THRESHOLDS = (0.7, 0.8, 0.9)
 DAMPINGS = (0.3, 0.5, 0.7, 0.85)
@@ -149,12 +156,7 @@ def render_markdown(payload: dict[str, Any]) -> str:
         + ("" if payload.get("complete", True) else " (partial: the run stopped early)"),
         "",
         f"- command: `{payload['command']}`",
-        f"- date: {payload['created']}; commit: {git.get('commit', 'unknown')}"
-        + (
-            f" plus uncommitted package files {', '.join(git['uncommitted_package_files'])}"
-            if git.get("uncommitted_package_files")
-            else ""
-        ),
+        f"- date: {payload['created']}; commit: {describe_commit(git)}",
         f"- machine: {machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']},"
         f" torch {machine['torch']} ({payload['torch_threads']} threads); load average before/after"
         f" {payload['load_before']} / {machine['load_average_1_5_15min']}",
