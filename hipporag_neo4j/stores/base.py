@@ -15,7 +15,8 @@ Graph model, shared by both stores:
 * ``(Passage)-[:MENTIONS {count}]->(Phrase)``: count = occurrences of the phrase in the passage's
   extraction (each triple slot, plus one when it is also a named entity)
 
-PPR runs on the phrase graph with RELATION and SYNONYM edges taken as undirected and weighted.
+PPR runs on the phrase graph with RELATION and SYNONYM edges taken as undirected and weighted; the
+HippoRAG 2 walk (:meth:`GraphStore.passage_node_scores`) adds the Passage nodes and MENTIONS edges to it.
 """
 
 from __future__ import annotations
@@ -82,6 +83,19 @@ class PhraseHit:
     name: str
     similarity: float  # cosine similarity in [-1, 1]
     passage_count: int
+
+
+@dataclass(frozen=True)
+class FactHit:
+    """A stored fact found by similarity to a query vector (HippoRAG 2's fact retrieval)."""
+
+    id: str
+    subject_id: str
+    subject: str  # the subject phrase's name
+    predicate: str
+    object_id: str
+    object: str  # the object phrase's name
+    similarity: float  # cosine similarity in [-1, 1]
 
 
 @dataclass(frozen=True)
@@ -198,6 +212,28 @@ class GraphStore(Protocol):
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
         """Passages by cosine similarity to the query vector, highest first."""
+        ...
+
+    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
+        """Up to ``top_k`` stored facts by cosine similarity to the (L2-normalised) query vector,
+        highest first, ties by fact id."""
+        ...
+
+    def passage_node_scores(
+        self,
+        phrase_seeds: dict[str, float],
+        passage_seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        limit: int,
+        explain_phrases: int,
+    ) -> list[PassageScore]:
+        """HippoRAG 2's walk: PPR over the phrase graph plus Passage nodes, each passage joined to the
+        phrases it mentions by an undirected MENTIONS edge of weight 1, from the reset vector
+        ``phrase_seeds`` + ``passage_seeds`` (ids -> weights, normalised to sum 1 inside). Returns the best
+        ``limit`` passages by their own PPR score (> 0), highest first, ties by id; ``top_phrases`` are
+        the passage's mentioned phrases with the highest PPR scores, as (name, score)."""
         ...
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]: ...
