@@ -24,8 +24,10 @@ from hipporag_neo4j.models import (
     PassageInput,
     RetrievalMode,
     RetrievalResult,
+    RetrievalStrategy,
     StoreStats,
 )
+from hipporag_neo4j.retrieval.clues import KnowledgeMemory
 from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import Settings, load_settings
 from hipporag_neo4j.stores.base import DeleteReport, EmbeddedKind, GraphStore, StoreMeta
@@ -82,6 +84,7 @@ class HippoRAG:
         self._llm: Any = None
         self._opened: StoreMeta | None = None
         self._retriever: Retriever | None = None
+        self._clue_memory: KnowledgeMemory | None = None
 
     # --- components, built on first use ------------------------------------------------------
     @property
@@ -142,6 +145,11 @@ class HippoRAG:
                     fallback = self._spacy_query_ner()
                 else:
                     query_ner = self._spacy_query_ner()
+            fact_filter = None
+            if self.settings.llm.configured:
+                from hipporag_neo4j.retrieval.recognition import LLMFactFilter
+
+                fact_filter = LLMFactFilter(self.llm, json_mode=self.settings.llm.json_mode)
             self._retriever = Retriever(
                 self.store,
                 self.embedder,
@@ -149,6 +157,7 @@ class HippoRAG:
                 query_ner,
                 fallback_ner=fallback,
                 match_graph_phrases=self.settings.retrieval.match_query_phrases,
+                fact_filter=fact_filter,
             )
         return self._retriever
 
@@ -194,17 +203,52 @@ class HippoRAG:
         return report
 
     def retrieve(
-        self, query: str, *, mode: RetrievalMode | None = None, top_k: int | None = None
+        self,
+        query: str,
+        *,
+        mode: RetrievalMode | None = None,
+        top_k: int | None = None,
+        strategy: RetrievalStrategy | None = None,
     ) -> RetrievalResult:
+        """Passages for ``query`` with ``mode`` (default: settings, ``hipporag2``); ``strategy`` ``ircot``
+        or ``clues`` wraps the mode in an LLM loop (ConfigError without an LLM)."""
         if not query or not query.strip():
             raise InputError("empty query")
-        return self.retriever.retrieve(query.strip(), mode, top_k)
+        query = query.strip()
+        r = self.settings.retrieval
+        strategy = strategy or r.strategy
+        top_k = top_k or r.top_k
+        if strategy == "single":
+            return self.retriever.retrieve(query, mode, top_k)
+        llm, retriever = self.llm, self.retriever
 
-    def answer(self, query: str, *, mode: RetrievalMode | None = None, top_k: int | None = None) -> Answer:
+        def one(text: str) -> RetrievalResult:
+            return retriever.retrieve(text, mode, top_k)
+
+        if strategy == "ircot":
+            from hipporag_neo4j.retrieval.ircot import retrieve_ircot
+
+            return retrieve_ircot(one, llm, query, top_k, r.ircot_max_steps)
+        from hipporag_neo4j.retrieval.clues import KnowledgeMemory, retrieve_with_clues
+
+        if self._clue_memory is None and r.clue_memory:
+            self._clue_memory = KnowledgeMemory(self.store)
+        return retrieve_with_clues(
+            one, llm, query, top_k, r.max_clues, self._clue_memory, json_mode=self.settings.llm.json_mode
+        )
+
+    def answer(
+        self,
+        query: str,
+        *,
+        mode: RetrievalMode | None = None,
+        top_k: int | None = None,
+        strategy: RetrievalStrategy | None = None,
+    ) -> Answer:
         """Retrieve, then ask the reader LLM to answer from the top passages."""
         from hipporag_neo4j.answering import answer_question
 
-        retrieval = self.retrieve(query, mode=mode, top_k=top_k)
+        retrieval = self.retrieve(query, mode=mode, top_k=top_k, strategy=strategy)
         text, usage = answer_question(self.llm, query, [p.passage for p in retrieval.passages])
         return Answer(query=query, answer=text, retrieval=retrieval, usage=usage)
 
@@ -249,6 +293,7 @@ class HippoRAG:
             self._store.close()
         self._opened = None
         self._retriever = None
+        self._clue_memory = None
 
     def __enter__(self) -> HippoRAG:
         return self

@@ -18,12 +18,13 @@ import click
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.evaluation.cli import eval_cmd
-from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult
+from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult, RetrievalStrategy
 from hipporag_neo4j.settings import Settings, load_settings
 
 EXIT_ERROR, EXIT_PARTIAL = 1, 3
 T = TypeVar("T")
 MODES = list(get_args(RetrievalMode))
+STRATEGIES = list(get_args(RetrievalStrategy))
 
 
 class Context:
@@ -185,11 +186,22 @@ def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extrac
 
 
 def _print_retrieval(result: RetrievalResult, explain: bool) -> None:
-    if result.linked:
+    if result.mode == "hipporag2":
+        kept = [f for f in result.facts if f.kept]
+        facts = "; ".join(f"({f.subject} | {f.predicate} | {f.object}) {f.similarity:.2f}" for f in kept)
+        click.echo(f"facts: {facts or 'none kept (ranked by dense retrieval)'}")
+        if result.seeds:
+            click.echo("seeds: " + ", ".join(f"{x.phrase} ({x.weight:.3g})" for x in result.seeds))
+    elif result.linked:
         links = ", ".join(f"{x.query_entity!r}→{x.phrase!r} ({x.similarity:.2f})" for x in result.linked)
         click.echo(f"linked: {links}")
     elif result.mode != "dense":
         click.echo("linked: nothing (fell back to dense retrieval)")
+    for label, lines in (("clues", result.clues), ("thoughts", result.thoughts)):
+        if lines:
+            click.echo(f"{label}: " + " | ".join(lines))
+    if result.note:
+        click.echo(f"note: {result.note}")
     for item in result.passages:
         title = f"{item.passage.title}: " if item.passage.title else ""
         text = item.passage.text if len(item.passage.text) < 300 else item.passage.text[:297] + "..."
@@ -198,30 +210,56 @@ def _print_retrieval(result: RetrievalResult, explain: bool) -> None:
         if explain and item.explanation.top_phrases:
             phrases = ", ".join(f"{p.phrase} ({p.score:.3g})" for p in item.explanation.top_phrases)
             click.echo(f"   via: {phrases}")
+        if explain and item.explanation.clues:
+            click.echo(
+                "   found by clues: " + ", ".join(f"{c.clue!r} #{c.rank}" for c in item.explanation.clues)
+            )
+
+
+_STRATEGY_HELP = (
+    "single retrieval, or an LLM loop around the mode: ircot or clues (default: retrieval.strategy)."
+)
 
 
 @main.command("query")
 @click.argument("question")
 @click.option("--mode", type=click.Choice(MODES), help="Retrieval mode (default: retrieval.mode).")
+@click.option("--strategy", type=click.Choice(STRATEGIES), help=_STRATEGY_HELP)
 @click.option("--top-k", type=click.IntRange(1, 1000), help="Passages to return.")
 @click.option("--explain/--no-explain", default=True, help="Show the phrases behind each passage.")
 @click.pass_obj
 def query_cmd(
-    ctx: Context, question: str, mode: RetrievalMode | None, top_k: int | None, explain: bool
+    ctx: Context,
+    question: str,
+    mode: RetrievalMode | None,
+    strategy: RetrievalStrategy | None,
+    top_k: int | None,
+    explain: bool,
 ) -> None:
     """Retrieve the passages that answer QUESTION, with the graph path behind each."""
-    result = _with_memory(ctx, lambda memory: memory.retrieve(question, mode=mode, top_k=top_k))
+    result = _with_memory(
+        ctx, lambda memory: memory.retrieve(question, mode=mode, top_k=top_k, strategy=strategy)
+    )
     _emit(ctx, result.model_dump(mode="json"), lambda: _print_retrieval(result, explain))
 
 
 @main.command("answer")
 @click.argument("question")
 @click.option("--mode", type=click.Choice(MODES))
+@click.option("--strategy", type=click.Choice(STRATEGIES), help=_STRATEGY_HELP)
 @click.option("--top-k", type=click.IntRange(1, 1000))
 @click.pass_obj
-def answer_cmd(ctx: Context, question: str, mode: RetrievalMode | None, top_k: int | None) -> None:
+def answer_cmd(
+    ctx: Context,
+    question: str,
+    mode: RetrievalMode | None,
+    strategy: RetrievalStrategy | None,
+    top_k: int | None,
+) -> None:
     """Retrieve, then answer QUESTION with the reader LLM (needs an LLM configured)."""
-    answer = _with_memory(ctx, lambda memory: memory.answer(question, mode=mode, top_k=top_k))
+    answer = _with_memory(
+        ctx, lambda memory: memory.answer(question, mode=mode, top_k=top_k, strategy=strategy)
+    )
 
     def human() -> None:
         click.secho(answer.answer, bold=True)

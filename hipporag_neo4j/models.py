@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RetrievalMode = Literal["hipporag", "dense", "ensemble", "hybrid"]
+RetrievalMode = Literal["hipporag2", "hipporag", "dense", "ensemble", "hybrid"]
+RetrievalStrategy = Literal["single", "ircot", "clues"]
 
 
 class _Model(BaseModel):
@@ -103,12 +104,44 @@ class PhraseScore(_Model):
     score: float = Field(description="PPR score x occurrences in this passage.")
 
 
+class FactScore(_Model):
+    """A fact retrieved for the query (``hipporag2``), and whether recognition memory kept it."""
+
+    subject: str
+    predicate: str
+    object: str
+    similarity: float = Field(description="Cosine of the query and the fact.")
+    score: float = Field(description="Similarity scaled so the best retrieved fact scores 1.")
+    kept: bool = Field(description="Kept by the recognition filter (every fact is kept without an LLM).")
+
+
+class PhraseSeed(_Model):
+    """A phrase the ``hipporag2`` walk starts from."""
+
+    phrase: str
+    score: float = Field(description="Mean score of the kept facts it is in.")
+    passages: int = Field(description="Passages that mention it.")
+    weight: float = Field(description="Reset probability before normalisation: score / passages.")
+
+
+class ClueHit(_Model):
+    """A clue (clue-driven retrieval) and its rank for this passage."""
+
+    clue: str
+    rank: int
+
+
 class Explanation(_Model):
     query_entities: list[str] = Field(default_factory=list)
     linked: list[LinkedPhrase] = Field(default_factory=list)
     top_phrases: list[PhraseScore] = Field(default_factory=list)
     graph_score: float | None = None
     dense_score: float | None = None
+    facts: list[FactScore] = Field(default_factory=list, description="hipporag2: facts retrieved and kept.")
+    seeds: list[PhraseSeed] = Field(default_factory=list, description="hipporag2: phrases seeded.")
+    passage_seeds: int = Field(0, description="hipporag2: passage nodes seeded with their dense score.")
+    clues: list[ClueHit] = Field(default_factory=list, description="Clue retrieval: clues that found it.")
+    steps: list[int] = Field(default_factory=list, description="IRCoT: steps whose retrieval found it.")
     note: str | None = None
 
 
@@ -122,10 +155,16 @@ class RetrievedPassage(_Model):
 class RetrievalResult(_Model):
     query: str
     mode: RetrievalMode
+    strategy: RetrievalStrategy = "single"
     passages: list[RetrievedPassage]
     query_entities: list[str] = Field(default_factory=list)
     linked: list[LinkedPhrase] = Field(default_factory=list)
     used_dense_fallback: bool = Field(False, description="Ensemble mixed dense in (uncertain links).")
+    facts: list[FactScore] = Field(default_factory=list, description="hipporag2: facts retrieved and kept.")
+    seeds: list[PhraseSeed] = Field(default_factory=list, description="hipporag2: phrases seeded.")
+    clues: list[str] = Field(default_factory=list, description="Clue retrieval: the clues the LLM drafted.")
+    thoughts: list[str] = Field(default_factory=list, description="IRCoT: the reasoning sentences, in order.")
+    note: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
 
 

@@ -117,7 +117,9 @@ class ExtractionSettings(_Group):
 
 
 class RetrievalSettings(_Group):
-    mode: Literal["hipporag", "dense", "ensemble", "hybrid"] = "hipporag"
+    mode: Literal["hipporag2", "hipporag", "dense", "ensemble", "hybrid"] = Field(
+        "hipporag2", description="Default retrieval mode (README: the modes table and why hipporag2)."
+    )
     top_k: int = Field(5, ge=1, le=1000)
     damping: float = Field(
         0.5, gt=0.0, lt=1.0, description="PPR damping: probability of following an edge (paper: 0.5)."
@@ -138,6 +140,36 @@ class RetrievalSettings(_Group):
     )
     hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="Weight of the graph score in hybrid mode.")
     explain_phrases: int = Field(5, ge=0, description="Top phrases shown per passage in explanations.")
+    # --- hipporag2 (HippoRAG 2; seed 002) -------------------------------------------------------------
+    fact_top_k: int = Field(
+        5, ge=1, le=1000, description="hipporag2: facts retrieved by similarity (the filter's candidates)."
+    )
+    seed_phrases: int = Field(5, ge=1, description="hipporag2: phrases seeded from the kept facts.")
+    passage_node_weight: float = Field(
+        0.05, ge=0.0, description="hipporag2: weight of a passage node's normalised dense score in the reset."
+    )
+    passage_seed_top_n: int | None = Field(
+        None, ge=1, description="hipporag2: seed only the best n passages by dense score (unset = all)."
+    )
+    combine_alpha: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="hipporag2: final = alpha x PPR + (1 - alpha) x dense (unset: PPR only).",
+    )
+    strategy: Literal["single", "ircot", "clues"] = Field(
+        "single",
+        description="single = one retrieval; ircot = interleave LLM reasoning with retrieval; clues = LLM "
+        "clues as extra queries (both need an LLM and wrap any mode).",
+    )
+    ircot_max_steps: int = Field(4, ge=1, le=20, description="IRCoT: retrieval steps at most.")
+    max_clues: int = Field(4, ge=1, le=20, description="Clue retrieval: clues the LLM may draft.")
+    clue_memory: bool = Field(
+        True, description="Clue retrieval: show the LLM a sample of the knowledge base's facts."
+    )
+    recognition_filter: bool = Field(
+        True, description="hipporag2: with an LLM configured, let it keep only the relevant facts."
+    )
 
 
 #: Short environment names users expect, mapped to their nested field.

@@ -262,3 +262,77 @@ def test_get_passages_and_texts(store: GraphStore) -> None:
     store.set_embeddings("phrase", phrase_ids, np.stack([EMB.encode(["z"])[0]] * len(phrase_ids)))
     hits = store.nearest_phrases(EMB.encode(["z"]), top_k=5, min_similarity=0.99)
     assert len(hits[0]) == 3
+
+
+# --- HippoRAG 2: fact search and the walk over phrases + passages -------------------------------------------
+
+
+def test_nearest_facts_rank_by_cosine(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p3", "p4", "p5"})
+    query = EMB.encode([fact_text("thomas", "researches", "alzheimer s")])[0]
+    hits = store.nearest_facts(query, top_k=3)
+    assert len(hits) == 3
+    best = hits[0]
+    assert (best.subject, best.predicate, best.object) == ("thomas", "researches", "alzheimer s")
+    assert best.id == make_fact_id("thomas", "researches", "alzheimer s")
+    assert (best.subject_id, best.object_id) == (make_phrase_id("thomas"), make_phrase_id("alzheimer s"))
+    assert best.similarity == pytest.approx(1.0, abs=1e-4)
+    assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
+    assert len(store.nearest_facts(query, top_k=50)) == 7  # every fact, no more
+
+
+def _igraph_passage_walk(
+    store: GraphStore, phrase_seeds: dict[str, float], passage_seeds: dict[str, float]
+) -> dict[str, float]:
+    """The HippoRAG 2 graph built independently: phrases + passages, relation edges weighted by their
+    (passage, fact) count, one weight-1 edge per (passage, mentioned phrase)."""
+    _, records = _records({pid for pid, _, _ in CORPUS})
+    phrase_ids = sorted({k for r in records for k in r.mentions})
+    nodes = phrase_ids + [r.passage.id for r in records]
+    pos = {n: i for i, n in enumerate(nodes)}
+    weights: dict[tuple[int, int], float] = {}
+    for r in records:
+        for fact in {f.id: f for f in r.facts}.values():
+            e = (pos[fact.subject_id], pos[fact.object_id])
+            weights[e] = weights.get(e, 0.0) + 1.0
+        for phrase_id in r.mentions:
+            weights[(pos[phrase_id], pos[r.passage.id])] = 1.0
+    g = ig.Graph(n=len(nodes), edges=list(weights), directed=False)
+    g.es["weight"] = list(weights.values())
+    reset = [phrase_seeds.get(n, 0.0) + passage_seeds.get(n, 0.0) for n in nodes]
+    scores = g.personalized_pagerank(damping=DAMPING, directed=False, weights="weight", reset=reset)
+    return {r.passage.id: scores[pos[r.passage.id]] for r in records}
+
+
+def test_passage_node_scores_match_igraph(store: GraphStore) -> None:
+    _index(store, {"p1", "p2", "p3", "p4", "p5"})
+    phrase_seeds = {make_phrase_id("stanford"): 0.5, make_phrase_id("alzheimer s"): 1.0}
+    passage_seeds = {"p5": 0.05, "p3": 0.02}
+    scored = store.passage_node_scores(
+        phrase_seeds, passage_seeds, DAMPING, 200, 1e-12, limit=5, explain_phrases=2
+    )
+    reference = _igraph_passage_walk(store, phrase_seeds, passage_seeds)
+    assert [s.passage_id for s in scored] == sorted(reference, key=lambda k: (-reference[k], k))
+    for item in scored:
+        assert item.score == pytest.approx(reference[item.passage_id], abs=1e-5)
+        mentioned = {
+            n for pid, _, triples in CORPUS if pid == item.passage_id for s, _, o in triples for n in (s, o)
+        }
+        assert {name for name, _ in item.top_phrases} <= mentioned
+        assert 1 <= len(item.top_phrases) <= 2
+        assert item.top_phrases[0][1] >= item.top_phrases[-1][1]
+    top2 = store.passage_node_scores(
+        phrase_seeds, passage_seeds, DAMPING, 200, 1e-12, limit=2, explain_phrases=0
+    )
+    assert [s.passage_id for s in top2] == [s.passage_id for s in scored[:2]]
+
+
+def test_passage_node_scores_without_seeds(store: GraphStore) -> None:
+    _index(store, {"p1", "p2"})
+    assert store.passage_node_scores({}, {}, DAMPING, 100, 1e-8, limit=5, explain_phrases=2) == []
+    assert (
+        store.passage_node_scores({"phrase-unknown": 1.0}, {}, DAMPING, 100, 1e-8, limit=5, explain_phrases=2)
+        == []
+    )
+    only_passage = store.passage_node_scores({}, {"p1": 1.0}, DAMPING, 100, 1e-8, limit=5, explain_phrases=2)
+    assert only_passage[0].passage_id == "p1"

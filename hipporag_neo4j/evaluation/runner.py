@@ -30,7 +30,7 @@ from hipporag_neo4j.text import make_passage_id
 
 BASELINE_MODE: RetrievalMode = "dense"
 COMPARED_METRICS: tuple[str, ...] = ("R@2", "R@5", "AR@5")
-GRAPH_MODES: frozenset[str] = frozenset({"hipporag", "ensemble", "hybrid"})
+GRAPH_MODES: frozenset[str] = frozenset({"hipporag2", "hipporag", "ensemble", "hybrid"})
 
 #: (questions done, questions in all) -> None
 EvalProgress = Callable[[int, int], None]
@@ -165,6 +165,15 @@ def _stored_ids(result: RetrievalResult) -> list[str]:
         parent = item.passage.metadata.get("parent_id")
         ids.append(parent if isinstance(parent, str) else item.passage.id)
     return list(dict.fromkeys(ids))
+
+
+def _stored_or_chunked(memory: HippoRAG, ids: Sequence[str]) -> set[str]:
+    """Which of these passage ids are stored, whole or as chunks (``id#0``, ``id#1``...: a long passage
+    split at indexing is in the store as long as its first chunk is)."""
+    stored = memory.store.existing_passages(ids)
+    missing = [i for i in ids if i not in stored]
+    first_chunks = memory.store.existing_passages([f"{i}#0" for i in missing])
+    return stored | {c.removesuffix("#0") for c in first_chunks}
 
 
 def _graph_reach(memory: HippoRAG, result: RetrievalResult, gold_ids: Sequence[str]) -> dict[str, bool]:
@@ -324,7 +333,7 @@ def run_evaluation(
         gold_by_question[q.id] = list(dict.fromkeys(ids[i] for i in located.gold_ids[q.id]))
         title_by_id.update((ids[i], corpus[i].title) for i in located.gold_ids[q.id])
     all_gold = sorted({g for gold in gold_by_question.values() for g in gold})
-    stored = memory.store.existing_passages(all_gold)
+    stored = _stored_or_chunked(memory, all_gold)
 
     mode_list: list[RetrievalMode] = list(dict.fromkeys(modes))  # type: ignore[arg-type]
     seconds = dict.fromkeys(mode_list, 0.0)
@@ -337,7 +346,8 @@ def run_evaluation(
             mode_result, retrieval = _run_mode(memory, question, gold, mode, top_k, answer)
             per_mode[mode] = mode_result
             seconds[mode] += mode_result.seconds
-            if graph_reach and reach is None and mode in GRAPH_MODES:
+            # reach is measured from linked query entities: modes that seed from facts have none
+            if graph_reach and reach is None and mode in GRAPH_MODES and retrieval.linked:
                 reach = _graph_reach(memory, retrieval, gold)
         results.append(
             QuestionResult(

@@ -2,6 +2,8 @@
 
 * ``hipporag``: the paper's single-step multi-hop retrieval (section 2.3): query entities -> nearest phrase
   each -> reset probabilities = node specificity -> PPR -> passage score = sum(PPR x occurrences).
+* ``hipporag2``: HippoRAG 2 (facts -> recognition memory -> phrase and passage seeds -> PPR over phrases
+  and passages), in :mod:`.hipporag2`; the default.
 * ``dense``: cosine of query and passage embeddings.
 * ``ensemble``: the uncertainty-based ensemble of appendix F.2: when a query entity links to its phrase with
   cosine below ``ensemble_threshold``, the min-max-normalised graph and dense scores are averaged.
@@ -26,6 +28,7 @@ from hipporag_neo4j.models import (
     RetrievedPassage,
 )
 from hipporag_neo4j.retrieval.fusion import min_max, mix
+from hipporag_neo4j.retrieval.hipporag2 import FactFilter, retrieve_hipporag2
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import GraphStore, Matrix, PassageScore, Vector
@@ -52,6 +55,7 @@ class Retriever:
         fallback_ner: QueryEntityExtractor | None = None,
         match_graph_phrases: bool = False,
         candidate_pool: int = 5000,
+        fact_filter: FactFilter | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -60,6 +64,7 @@ class Retriever:
         self.fallback_ner = fallback_ner
         self.match_graph_phrases = match_graph_phrases
         self.candidate_pool = candidate_pool
+        self.fact_filter = fact_filter
 
     # --- query entities and linking ----------------------------------------------------------
     def query_entities(self, query: str) -> tuple[list[str], str | None]:
@@ -167,6 +172,8 @@ class Retriever:
         started = time.perf_counter()
         n_passages = self.store.passage_count()
         pool = min(self.candidate_pool, max(n_passages, top_k))
+        if mode == "hipporag2":
+            return self._retrieve_hipporag2(query, top_k, pool, n_passages, timings, started)
 
         graph_run: _GraphRun | None = None
         dense_scores: list[PassageScore] = []
@@ -233,5 +240,47 @@ class Retriever:
             query_entities=graph_run.entities if graph_run else [],
             linked=graph_run.linked if graph_run else [],
             used_dense_fallback=used_dense,
+            timings=timings,
+        )
+
+    def _retrieve_hipporag2(
+        self, query: str, top_k: int, pool: int, n_passages: int, timings: dict[str, float], started: float
+    ) -> RetrievalResult:
+        t = time.perf_counter()
+        query_vector = self.embedder.encode([query])[0]
+        timings["encode"] = time.perf_counter() - t
+        use_filter = self.fact_filter if self.settings.recognition_filter else None
+        # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
+        limit = top_k if self.settings.combine_alpha is None else pool
+        run = retrieve_hipporag2(
+            self.store, query, query_vector, self.settings, limit, n_passages, use_filter, timings
+        )
+        ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
+        passages = self.store.get_passages([pid for pid, _ in ranked])
+        note = "; ".join(run.notes) or None
+        results = []
+        for rank, (pid, score) in enumerate(ranked, start=1):
+            walked = run.graph_scores.get(pid)
+            explanation = Explanation(
+                top_phrases=[PhraseScore(phrase=n, score=c) for n, c in walked.top_phrases] if walked else [],
+                graph_score=walked.score if walked else (None if run.used_dense_only else 0.0),
+                dense_score=run.dense_scores.get(pid),
+                facts=[f for f in run.facts if f.kept],
+                seeds=run.seeds,
+                passage_seeds=run.passage_seeds,
+                note=note,
+            )
+            results.append(
+                RetrievedPassage(rank=rank, passage=passages[pid], score=score, explanation=explanation)
+            )
+        timings["total"] = time.perf_counter() - started
+        return RetrievalResult(
+            query=query,
+            mode="hipporag2",
+            passages=results,
+            used_dense_fallback=run.used_dense_only,
+            facts=run.facts,
+            seeds=run.seeds,
+            note=note,
             timings=timings,
         )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from collections import OrderedDict
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +50,31 @@ class PhraseIndex:
 
 
 @dataclass
+class FactIndex:
+    """Fact vectors with their subject and object phrases, for HippoRAG 2's fact retrieval."""
+
+    ids: list[str]
+    subject_ids: list[str]
+    predicates: list[str]
+    object_ids: list[str]
+    vectors: Matrix
+
+    @classmethod
+    def load(cls, conn: sqlite3.Connection, dim: int) -> FactIndex:
+        rows = conn.execute(
+            "SELECT id, subject_id, predicate, object_id, embedding FROM facts "
+            "WHERE embedding IS NOT NULL ORDER BY rowid"
+        ).fetchall()
+        return cls(
+            ids=[r[0] for r in rows],
+            subject_ids=[r[1] for r in rows],
+            predicates=[r[2] for r in rows],
+            object_ids=[r[3] for r in rows],
+            vectors=blob_to_matrix([r[4] for r in rows], dim),
+        )
+
+
+@dataclass
 class GraphSnapshot:
     """Everything retrieval needs, as arrays indexed by phrase / passage position."""
 
@@ -58,10 +84,25 @@ class GraphSnapshot:
     passage_vectors: Matrix
     mentions: sp.csr_matrix  # passages x phrases, occurrence counts
     passage_counts: npt.NDArray[np.int64]  # per phrase
+    adjacency: sp.csr_matrix  # phrases x phrases, symmetric, RELATION + SYNONYM weights
     transition: sp.csr_matrix
     dangling: npt.NDArray[np.bool_]
     n_relation_edges: int
     n_synonym_edges: int
+    _passage_graph: tuple[sp.csr_matrix, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
+    facts: FactIndex | None = None  # loaded on first fact search
+    ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
+
+    def passage_graph(self) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
+        """Transition matrix and dangling mask of HippoRAG 2's graph: the phrase graph plus one node per
+        passage (positions ``n_phrases + passage position``), joined to each phrase it mentions by an
+        undirected edge of weight 1. Built on first use: only the ``hipporag2`` walk needs it."""
+        if self._passage_graph is None:
+            links = self.mentions.copy()
+            links.data[:] = 1.0
+            joint = sp.bmat([[self.adjacency, links.T], [links, None]], format="csr")
+            self._passage_graph = transition_matrix(joint)
+        return self._passage_graph
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int, phrases: PhraseIndex) -> GraphSnapshot:
@@ -113,6 +154,7 @@ class GraphSnapshot:
             passage_vectors=passage_vectors,
             mentions=mentions,
             passage_counts=passage_counts,
+            adjacency=adjacency,
             transition=transition,
             dangling=dangling,
             n_relation_edges=len(relation_rows),

@@ -7,6 +7,7 @@ graph version changes, also when another process wrote to the same store.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -23,6 +24,7 @@ from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
     DeleteReport,
     EmbeddedKind,
+    FactHit,
     Matrix,
     PassageRecord,
     PassageScore,
@@ -34,9 +36,10 @@ from hipporag_neo4j.stores.base import (
     check_meta,
 )
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
-from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
 
 DB_FILE = "graph.sqlite"
+_PPR_CACHE_SIZE = 256  # PPR vectors kept per graph version (HippoRAG 2 walk; repeated queries are free)
 _QUERY_CHUNK = 512  # query vectors scored at once: bounds the similarity matrix to 512 x |phrases|
 _SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
 
@@ -433,6 +436,91 @@ class EmbeddedStore:
             top = [(graph.phrases.names[columns[b]], float(values[b])) for b in best]
             results.append(PassageScore(graph.passage_ids[i], float(scores[i]), top))
         return results
+
+    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
+        with self._lock:
+            graph = self._graph()
+            if graph.facts is None:
+                graph.facts = FactIndex.load(self._connect(), self._dim)
+        facts = graph.facts
+        n = len(facts.ids)
+        if n == 0 or top_k <= 0:
+            return []
+        sims = facts.vectors @ vector
+        k = min(top_k, n)
+        best = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        ranked = sorted(best.tolist(), key=lambda j: (-float(sims[j]), facts.ids[j]))
+        names, position = graph.phrases.names, graph.phrases.position
+        return [
+            FactHit(
+                id=facts.ids[j],
+                subject_id=facts.subject_ids[j],
+                subject=names[position[facts.subject_ids[j]]],
+                predicate=facts.predicates[j],
+                object_id=facts.object_ids[j],
+                object=names[position[facts.object_ids[j]]],
+                similarity=float(sims[j]),
+            )
+            for j in ranked
+        ]
+
+    def passage_node_scores(
+        self,
+        phrase_seeds: dict[str, float],
+        passage_seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        limit: int,
+        explain_phrases: int,
+    ) -> list[PassageScore]:
+        graph = self._graph()
+        n_phrases = len(graph.phrases.ids)
+        reset = np.zeros(n_phrases + len(graph.passage_ids), dtype=np.float64)
+        for phrase_id, weight in phrase_seeds.items():
+            position = graph.phrases.position.get(phrase_id)
+            if position is not None and weight > 0:
+                reset[position] += weight
+        for passage_id, weight in passage_seeds.items():
+            position = graph.passage_position.get(passage_id)
+            if position is not None and weight > 0:
+                reset[n_phrases + position] += weight
+        if reset.sum() <= 0:
+            return []
+        ppr = self._cached_ppr(graph, reset, damping, max_iterations, tolerance)
+        scores = ppr[n_phrases:]
+        order = np.argsort(-scores, kind="stable")[:limit]
+        order = order[scores[order] > 0]
+        phrase_scores = ppr[:n_phrases]
+        results = []
+        for i in order:
+            start, end = graph.mentions.indptr[i], graph.mentions.indptr[i + 1]
+            columns = graph.mentions.indices[start:end]
+            best = columns[np.argsort(-phrase_scores[columns], kind="stable")[:explain_phrases]]
+            top = [(graph.phrases.names[c], float(phrase_scores[c])) for c in best]
+            results.append(PassageScore(graph.passage_ids[i], float(scores[i]), top))
+        return results
+
+    def _cached_ppr(
+        self, graph: GraphSnapshot, reset: np.ndarray, damping: float, max_iterations: int, tolerance: float
+    ) -> np.ndarray:
+        """PPR on the phrase + passage graph, cached per reset vector in the snapshot (which lives for one
+        graph version, so the cache never serves a changed graph)."""
+        key = hashlib.blake2b(reset.tobytes(), digest_size=16)
+        key.update(np.array([damping, max_iterations, tolerance], dtype=np.float64).tobytes())
+        digest = key.digest()
+        with self._lock:
+            cached = graph.ppr_cache.get(digest)
+            if cached is not None:
+                graph.ppr_cache.move_to_end(digest)
+                return cached
+        transition, dangling = graph.passage_graph()
+        ppr = personalized_pagerank(transition, dangling, reset, damping, max_iterations, tolerance)
+        with self._lock:
+            graph.ppr_cache[digest] = ppr
+            while len(graph.ppr_cache) > _PPR_CACHE_SIZE:
+                graph.ppr_cache.popitem(last=False)
+        return ppr
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
         graph = self._graph()

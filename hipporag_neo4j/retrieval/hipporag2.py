@@ -1,0 +1,156 @@
+"""HippoRAG 2 retrieval (Gutiérrez et al. 2025, arXiv 2502.14802; seed 002), store-agnostic.
+
+1. Fact retrieval: the query vector against the stored fact vectors, the best ``fact_top_k``.
+2. Recognition memory: an LLM keeps the facts relevant to the query (at most 4); without an LLM every
+   retrieved fact is kept (the paper's "w/o filter" ablation).
+3. Reset probabilities: each kept fact's subject and object get the fact's score divided by their passage
+   count (a phrase in many facts keeps the mean of their scores), the best ``seed_phrases`` kept; every
+   passage node gets its min-max-normalised dense score x ``passage_node_weight``.
+4. PPR over phrases + passage nodes; passages ranked by their own PPR score, optionally mixed with the
+   dense score (``combine_alpha``). No fact kept: dense retrieval, and the explanation says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hipporag_neo4j.models import FactScore, PhraseSeed
+from hipporag_neo4j.retrieval.fusion import min_max, mix
+from hipporag_neo4j.settings import RetrievalSettings
+from hipporag_neo4j.stores.base import FactHit, GraphStore, PassageScore, Vector
+
+log = logging.getLogger(__name__)
+
+#: Keeps the facts relevant to a query: (query, candidates) -> the kept candidates, or raises
+#: :class:`~hipporag_neo4j.errors.HippoRAGError` when the filter cannot answer.
+FactFilter = Callable[[str, list[FactHit]], list[FactHit]]
+
+
+@dataclass
+class HippoRAG2Run:
+    """Scores of every passage the walk (or dense fallback) ranked, and why."""
+
+    scores: dict[str, float]
+    graph_scores: dict[str, PassageScore]
+    dense_scores: dict[str, float]
+    facts: list[FactScore]
+    seeds: list[PhraseSeed]
+    passage_seeds: int
+    used_dense_only: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def fact_scores(hits: list[FactHit]) -> list[float]:
+    """Fact similarities scaled so the best fact scores 1 (HippoRAG 2 min-max normalises over every fact;
+    a vector index returns only the best few, so their scale is taken from the best one)."""
+    if not hits:
+        return []
+    top = max(hit.similarity for hit in hits)
+    if top <= 0:
+        return [0.0 for _ in hits]
+    return [max(hit.similarity, 0.0) / top for hit in hits]
+
+
+def phrase_seeds(
+    store: GraphStore, facts: list[FactHit], scores: list[float], top_n: int
+) -> tuple[dict[str, float], list[PhraseSeed]]:
+    """Reset weights of the kept facts' phrases: the mean score of the facts a phrase is in, divided by
+    the number of passages that mention it; the ``top_n`` phrases by mean score."""
+    by_phrase: dict[str, tuple[str, list[float]]] = {}
+    for fact, score in zip(facts, scores, strict=True):
+        for phrase_id, name in ((fact.subject_id, fact.subject), (fact.object_id, fact.object)):
+            by_phrase.setdefault(phrase_id, (name, []))[1].append(score)
+    found = store.phrases_by_name(name for name, _ in by_phrase.values())
+    counts = {hit.id: hit.passage_count for hit in found.values()}
+    mean = {pid: sum(values) / len(values) for pid, (_, values) in by_phrase.items()}
+    kept = sorted(mean, key=lambda pid: (-mean[pid], pid))[:top_n]
+    seeds: dict[str, float] = {}
+    explained: list[PhraseSeed] = []
+    for pid in kept:
+        count = counts.get(pid, 0)
+        weight = mean[pid] / count if count > 0 else mean[pid]
+        if weight <= 0:
+            continue
+        seeds[pid] = weight
+        explained.append(PhraseSeed(phrase=by_phrase[pid][0], score=mean[pid], passages=count, weight=weight))
+    return seeds, explained
+
+
+def retrieve_hipporag2(
+    store: GraphStore,
+    query: str,
+    query_vector: Vector,
+    settings: RetrievalSettings,
+    limit: int,
+    n_passages: int,
+    fact_filter: FactFilter | None,
+    timings: dict[str, float],
+) -> HippoRAG2Run:
+    """The four stages above for one query; ``limit`` passages are scored (at least the top-k asked for)."""
+    s = settings
+    t = time.perf_counter()
+    candidates = store.nearest_facts(query_vector, s.fact_top_k)
+    timings["fact_search"] = time.perf_counter() - t
+    notes: list[str] = []
+
+    kept = candidates
+    if fact_filter is not None and candidates:
+        t = time.perf_counter()
+        try:
+            kept = fact_filter(query, candidates)
+        except Exception as exc:  # the filter is an LLM call: any failure keeps the unfiltered facts
+            notes.append(f"recognition filter failed ({exc}); used the {len(candidates)} retrieved facts")
+            log.warning(notes[-1])
+            kept = candidates
+        timings["recognition_filter"] = time.perf_counter() - t
+    kept_ids = {f.id for f in kept}
+    candidate_scores = fact_scores(candidates)
+    score_of = {f.id: sc for f, sc in zip(candidates, candidate_scores, strict=True)}
+    facts_explained = [
+        FactScore(
+            subject=f.subject,
+            predicate=f.predicate,
+            object=f.object,
+            similarity=f.similarity,
+            score=score_of[f.id],
+            kept=f.id in kept_ids,
+        )
+        for f in candidates
+    ]
+
+    # Dense scores of every passage: they seed the passage nodes and are the fallback.
+    t = time.perf_counter()
+    dense = store.dense_passage_scores(query_vector, n_passages)
+    timings["dense_search"] = time.perf_counter() - t
+    dense_raw = {p.passage_id: p.score for p in dense}
+
+    seeds, seeds_explained = phrase_seeds(store, kept, [score_of[f.id] for f in kept], s.seed_phrases)
+    if not seeds:
+        notes.append("no fact retrieved" if not candidates else "the recognition filter kept no fact")
+        notes[-1] += ": ranked by dense retrieval"
+        return HippoRAG2Run(dense_raw, {}, dense_raw, facts_explained, [], 0, True, notes)
+
+    dense_norm = min_max(dense_raw)
+    ranked_dense = sorted(dense_norm.items(), key=lambda kv: (-kv[1], kv[0]))
+    if s.passage_seed_top_n is not None:
+        ranked_dense = ranked_dense[: s.passage_seed_top_n]
+    passage_seeds = {pid: v * s.passage_node_weight for pid, v in ranked_dense if v > 0}
+
+    t = time.perf_counter()
+    walked = store.passage_node_scores(
+        seeds, passage_seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, limit, s.explain_phrases
+    )
+    timings["ppr_and_aggregation"] = time.perf_counter() - t
+    graph = {p.passage_id: p for p in walked}
+    graph_raw = {pid: p.score for pid, p in graph.items()}
+    if s.combine_alpha is None:
+        scores = graph_raw
+    else:
+        floor = None if len(dense_raw) >= n_passages else min(dense_raw.values(), default=0.0)
+        scores = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, floor), s.combine_alpha)
+    return HippoRAG2Run(
+        scores, graph, dense_raw, facts_explained, seeds_explained, len(passage_seeds), False, notes
+    )
