@@ -1,14 +1,18 @@
-"""Retrieval quality on MuSiQue: the 70 dev questions over the 1,890-passage corpus, every retrieval mode.
+"""Retrieval quality on MuSiQue or HotpotQA, every retrieval mode.
 
-Indexes the corpus from the OpenIE the HippoRAG authors published (gpt-3.5-turbo-1106, so no LLM call),
-embeds with all-MiniLM-L6-v2 and finds query entities with the offline spaCy NER; then scores R@1/2/5/10
+* ``--dataset musique`` (default): the 70 dev questions over the 1,890-passage corpus, indexed from the
+  OpenIE the HippoRAG authors published (gpt-3.5-turbo-1106, so no LLM call).
+* ``--dataset hotpotqa``: the 50 dev questions over 994 passages, extracted offline with spaCy (no
+  published extraction: the path a new user without an LLM takes).
+
+Embeds with all-MiniLM-L6-v2 and finds query entities with the offline spaCy NER; then scores R@1/2/5/10
 and AR@2/5 per mode, paired bootstrap CIs against dense, and an error analysis of the misses at R@5.
-Writes ``benchmarks/results/quality_musique.json`` and ``quality_musique.md``.
+Writes ``benchmarks/results/quality_<dataset>.json`` and ``.md``.
 
-    python benchmarks/bench_quality.py [--store DIR] [--torch-threads N]
+    python benchmarks/bench_quality.py [--dataset musique|hotpotqa] [--store DIR] [--torch-threads N]
 
 ``--store`` keeps (and on a re-run reuses) the indexed store; without it a temporary one is used.
-The data is read from ``../shared/data/musique`` relative to the repository root.
+The data is read from ``../shared/data`` relative to the repository root.
 """
 
 from __future__ import annotations
@@ -22,18 +26,30 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-MUSIQUE = REPO.parent / "shared" / "data" / "musique"
-CORPUS_FILE = MUSIQUE / "musique_corpus1890.json"
-QUESTIONS_FILE = MUSIQUE / "musique_dev70.json"
-OPENIE_FILE = MUSIQUE / "openie_musique_corpus1890_gpt-3.5-turbo-1106.json"
+DATA = REPO.parent / "shared" / "data"
+MUSIQUE = DATA / "musique"
+#: dataset -> (corpus, questions, OpenIE file or None for offline spaCy extraction)
+DATASETS: dict[str, tuple[Path, Path, Path | None]] = {
+    "musique": (
+        MUSIQUE / "musique_corpus1890.json",
+        MUSIQUE / "musique_dev70.json",
+        MUSIQUE / "openie_musique_corpus1890_gpt-3.5-turbo-1106.json",
+    ),
+    "hotpotqa": (
+        DATA / "hotpotqa" / "hotpotqa_corpus994.json",
+        DATA / "hotpotqa" / "hotpotqa_dev50.json",
+        None,
+    ),
+}
 RESULTS = REPO / "benchmarks" / "results"
-MODES = ["dense", "hipporag", "ensemble", "hybrid"]
+MODES = ["dense", "hipporag2", "hipporag", "ensemble", "hybrid"]
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-#: Reference points (percent) from the issue, for comparison; not measured here.
-REFERENCES: list[dict[str, Any]] = [
+#: Reference points (percent) from the issues, for comparison; not measured here.
+REFERENCES: dict[str, list[dict[str, Any]]] = {"hotpotqa": []}
+REFERENCES["musique"] = [
     {
         "source": "dense, measured by the issue author with the same embedder (all-MiniLM-L6-v2)",
         "R@2": 50.0,
@@ -50,13 +66,13 @@ REFERENCES: list[dict[str, Any]] = [
 ]
 
 
-def require_data() -> None:
-    missing = [p for p in (CORPUS_FILE, QUESTIONS_FILE, OPENIE_FILE) if not p.is_file()]
+def require_data(dataset: str) -> None:
+    missing = [p for p in DATASETS[dataset] if p is not None and not p.is_file()]
     if missing:
         names = "\n  ".join(str(p) for p in missing)
         sys.exit(
-            f"MuSiQue benchmark data not found:\n  {names}\n"
-            f"It is read from ../shared/data/musique relative to the repository root ({MUSIQUE})."
+            f"{dataset} benchmark data not found:\n  {names}\n"
+            f"It is read from ../shared/data relative to the repository root ({DATA})."
         )
 
 
@@ -64,12 +80,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="musique")
     parser.add_argument("--store", type=Path, help="Embedded store directory to index into / reuse.")
     parser.add_argument("--torch-threads", type=int, help="torch intra-op threads (default: torch's choice).")
-    parser.add_argument(
-        "--out", default="quality_musique", help="Result file name stem in benchmarks/results."
-    )
-    return parser.parse_args(argv)
+    parser.add_argument("--out", help="Result file name stem in benchmarks/results (quality_<dataset>).")
+    args = parser.parse_args(argv)
+    args.out = args.out or f"quality_{args.dataset}"
+    return args
 
 
 def _ref_cell(value: float | None) -> str:
@@ -93,24 +110,29 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
     )
 
     machine, git, r = payload["machine"], payload["git"] or {}, payload["settings"]["retrieval"]
-    store = payload["store"]
+    store, data = payload["store"], payload["data"]
+    extraction = f"OpenIE {data['openie']}" if data["openie"] else "extraction: spaCy (offline, no LLM)"
     lines = [
-        "# MuSiQue retrieval quality",
+        f"# {payload['dataset']} retrieval quality",
         "",
         f"- command: `{payload['command']}`",
         f"- date: {payload['created']}; commit: {describe_commit(git)}",
         f"- machine: {machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']},"
         f" torch {machine['torch']} ({payload['torch_threads']} threads), numpy {machine['numpy']};"
         f" load average before/after {payload['load_before']} / {machine['load_average_1_5_15min']}",
-        f"- data: {payload['n_questions']} questions (musique_dev70.json), {payload['n_corpus']} passages;"
-        f" OpenIE {OPENIE_FILE.name}",
+        f"- data: {payload['n_questions']} questions ({data['questions']}), {payload['n_corpus']} passages"
+        f" ({data['corpus']}); {extraction}",
         f"- embedder {payload['embedding_model']};"
         f" query NER spaCy {payload['settings']['extraction']['spacy_model']}"
         f"; store: {store['passages']} passages, {store['phrases']} phrases, {store['facts']} facts,"
         f" {store['relation_edges']} relation edges, {store['synonym_edges']} synonym edges",
         f"- retrieval settings: damping {r['damping']}, synonym threshold {r['synonym_threshold']},"
         f" link top-k {r['link_top_k']}, specificity {r['use_specificity']}, ensemble threshold"
-        f" {r['ensemble_threshold']}, hybrid weight {r['hybrid_weight']}; top {payload['top_k']} retrieved",
+        f" {r['ensemble_threshold']}, hybrid weight {r['hybrid_weight']}; hipporag2: fact top-k"
+        f" {r['fact_top_k']}, seed phrases {r['seed_phrases']},"
+        f" passage node weight {r['passage_node_weight']},"
+        f" passage seeds {r['passage_seed_top_n'] or 'all'}, combine alpha {r['combine_alpha']};"
+        f" top {payload['top_k']} retrieved",
         "",
         "## Results (percent)",
         "",
@@ -121,12 +143,13 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
         "| source | R@2 | R@5 | AR@5 |",
         "|---|---:|---:|---:|",
     ]
-    for ref in REFERENCES:
+    for ref in REFERENCES[payload["dataset"]]:
         cells = " | ".join(_ref_cell(ref[k]) for k in ("R@2", "R@5", "AR@5"))
         lines.append(f"| {ref['source']} | {cells} |")
     lines += [
         "",
-        "## Paired bootstrap against dense (10,000 resamples, seed 0; one question = 1.4 points)",
+        "## Paired bootstrap against dense (10,000 resamples, seed 0; one question ="
+        f" {100 / payload['n_questions']:.1f} points)",
         "",
         format_comparisons(report),
         "",
@@ -156,7 +179,7 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
     lines += [
         "## Runtimes",
         "",
-        f"- indexing (recorded OpenIE, embedding, synonyms): {seconds['index']:.1f} s"
+        f"- indexing (extraction, embedding, synonyms): {seconds['index']:.1f} s"
         f" ({', '.join(f'{k} {v:.1f} s' for k, v in payload['index_stage_seconds'].items())})",
         f"- evaluation of all modes: {seconds['evaluate']:.1f} s; per mode, s per question: "
         + ", ".join(f"{m} {s / payload['n_questions']:.3f}" for m, s in payload["seconds_per_mode"].items()),
@@ -167,7 +190,8 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    require_data()
+    require_data(args.dataset)
+    corpus_file, questions_file, openie_file = DATASETS[args.dataset]
     import os
 
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -202,13 +226,13 @@ def main(argv: list[str] | None = None) -> None:
         )
         memory = HippoRAG(settings, query_ner=SpacyQueryNER(settings.extraction.spacy_model))
         try:
-            corpus, questions = load_corpus(CORPUS_FILE), load_questions(QUESTIONS_FILE)
+            corpus, questions = load_corpus(corpus_file), load_questions(questions_file)
             print(f"indexing {len(corpus)} passages into {store_dir} ...", file=sys.stderr)
             started = time.perf_counter()
-            indexed = index_corpus(memory, corpus, OPENIE_FILE)
+            indexed = index_corpus(memory, corpus, openie_file)
             index_seconds = time.perf_counter() - started
-            if indexed.missing:
-                sys.exit(f"{len(indexed.missing)} corpus passages have no record in {OPENIE_FILE.name}")
+            if indexed.missing and openie_file is not None:
+                sys.exit(f"{len(indexed.missing)} corpus passages have no record in {openie_file.name}")
             print(
                 f"indexed in {index_seconds:.1f} s; evaluating {len(questions)} questions ...",
                 file=sys.stderr,
@@ -234,12 +258,14 @@ def main(argv: list[str] | None = None) -> None:
                     "load_before": load_before,
                     "torch_threads": torch.get_num_threads(),
                     "query_ner": "spacy",
+                    "dataset": args.dataset,
                     "data": {
-                        "corpus": CORPUS_FILE.name,
-                        "questions": QUESTIONS_FILE.name,
-                        "openie": OPENIE_FILE.name,
+                        "corpus": corpus_file.name,
+                        "questions": questions_file.name,
+                        "openie": openie_file.name if openie_file else None,
                     },
-                    "references_percent": REFERENCES,
+                    "not_indexed": len(indexed.missing),
+                    "references_percent": REFERENCES[args.dataset],
                     "timings": {"index": index_seconds, "evaluate": evaluate_seconds},
                     "index_stage_seconds": indexed.report.timings,
                     "index_reused_store": bool(indexed.report.skipped) and not indexed.report.indexed,

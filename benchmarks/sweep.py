@@ -39,13 +39,15 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from bench_quality import (  # noqa: E402
-    CORPUS_FILE,
-    OPENIE_FILE,
-    QUESTIONS_FILE,
+    DATASETS,
     RESULTS,
     describe_commit,
     require_data,
 )
+
+CORPUS_FILE, QUESTIONS_FILE, _openie = DATASETS["musique"]
+assert _openie is not None
+OPENIE_FILE: Path = _openie
 
 SYNONYM_THRESHOLDS = (0.7, 0.8, 0.9)
 DAMPINGS = (0.3, 0.5, 0.7, 0.85)
@@ -211,7 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--torch-threads", type=int, help="torch intra-op threads (default: torch's choice).")
     parser.add_argument("--out", default="sweep_musique", help="Result file name stem in benchmarks/results.")
     args = parser.parse_args(argv)
-    require_data()
+    require_data("musique")
     load_before = [round(x, 2) for x in os.getloadavg()]
     import torch
 

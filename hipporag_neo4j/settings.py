@@ -167,6 +167,11 @@ class RetrievalSettings(_Group):
     clue_memory: bool = Field(
         True, description="Clue retrieval: show the LLM a sample of the knowledge base's facts."
     )
+    combine_by: Literal["rank", "score"] = Field(
+        "rank",
+        description="hipporag2 with combine_alpha: fuse PPR and dense by reciprocal rank, or by min-max "
+        "normalised score.",
+    )
     recognition_filter: bool = Field(
         True, description="hipporag2: with an LLM configured, let it keep only the relevant facts."
     )

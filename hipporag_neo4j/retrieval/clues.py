@@ -13,13 +13,13 @@ from hipporag_neo4j.errors import HippoRAGError, LLMOutputError
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_object
 from hipporag_neo4j.models import ClueHit, RetrievalResult, RetrievedPassage
+from hipporag_neo4j.retrieval.fusion import RRF_K
 from hipporag_neo4j.retrieval.prompts import clue_messages
 from hipporag_neo4j.stores.base import GraphStore
 
 log = logging.getLogger(__name__)
 
 RetrieveFn = Callable[[str], RetrievalResult]
-RRF_K = 60  # reciprocal-rank constant (Cormack et al. 2009): damps the weight of the very first ranks
 
 
 def draft_clues(

@@ -1,4 +1,4 @@
-"""Score fusion for the ensemble modes (HippoRAG appendix F.2): min-max normalise, then mix."""
+"""Score fusion: min-max normalise and mix (HippoRAG appendix F.2 ensembles), or fuse by rank (hipporag2)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,27 @@ def mix(graph: Mapping[str, float], dense: Mapping[str, float], graph_weight: fl
     """graph_weight * graph + (1 - graph_weight) * dense over the union; a missing score counts as 0."""
     keys = set(graph) | set(dense)
     return {k: graph_weight * graph.get(k, 0.0) + (1.0 - graph_weight) * dense.get(k, 0.0) for k in keys}
+
+
+RRF_K = 60  # reciprocal-rank constant (Cormack et al. 2009): damps the weight of the very first ranks
+
+
+def ranks(scores: Mapping[str, float]) -> dict[str, int]:
+    """1-based ranks, highest score first, ties by key."""
+    ordered = sorted(scores, key=lambda k: (-scores[k], k))
+    return {key: rank for rank, key in enumerate(ordered, start=1)}
+
+
+def rank_fusion(
+    graph: Mapping[str, float], dense: Mapping[str, float], graph_weight: float, k: int = RRF_K
+) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion: graph_weight / (k + graph rank) + (1 - graph_weight) / (k + dense
+    rank). Only ranks count, so the heavy tail of PPR scores cannot drown the dense ranking (or the reverse);
+    a passage missing from one list ranks just after its last entry there."""
+    graph_ranks, dense_ranks = ranks(graph), ranks(dense)
+    graph_missing, dense_missing = len(graph_ranks) + 1, len(dense_ranks) + 1
+    return {
+        key: graph_weight / (k + graph_ranks.get(key, graph_missing))
+        + (1.0 - graph_weight) / (k + dense_ranks.get(key, dense_missing))
+        for key in graph_ranks.keys() | dense_ranks.keys()
+    }

@@ -6,8 +6,9 @@
 3. Reset probabilities: each kept fact's subject and object get the fact's score divided by their passage
    count (a phrase in many facts keeps the mean of their scores), the best ``seed_phrases`` kept; every
    passage node gets its min-max-normalised dense score x ``passage_node_weight``.
-4. PPR over phrases + passage nodes; passages ranked by their own PPR score, optionally mixed with the
-   dense score (``combine_alpha``). No fact kept: dense retrieval, and the explanation says so.
+4. PPR over phrases + passage nodes; passages ranked by their own PPR score, optionally combined with the
+   dense ranking (``combine_alpha``, by rank or by normalised score: ``combine_by``). No fact kept: dense
+   retrieval, and the explanation says so.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hipporag_neo4j.models import FactScore, PhraseSeed
-from hipporag_neo4j.retrieval.fusion import min_max, mix
+from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactHit, GraphStore, PassageScore, Vector
 
@@ -148,6 +149,8 @@ def retrieve_hipporag2(
     graph_raw = {pid: p.score for pid, p in graph.items()}
     if s.combine_alpha is None:
         scores = graph_raw
+    elif s.combine_by == "rank":
+        scores = rank_fusion(graph_raw, dense_raw, s.combine_alpha)
     else:
         floor = None if len(dense_raw) >= n_passages else min(dense_raw.values(), default=0.0)
         scores = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, floor), s.combine_alpha)
