@@ -375,6 +375,10 @@ class FakeProjection:
         return {iid: i for i, iid in enumerate(self.iids)}
 
 
+#: How the vector statements re-score a candidate exactly (the expression, not a mention in a comment).
+RESCORE = "score: vector.similarity.cosine(h.node.embedding"
+
+
 class FakeServer:
     """Emulates the shipped statements over a :class:`FakeGraph` and a GDS catalog (shared by every
     driver installed on it, like the server several processes talk to). Vector indexes return scores
@@ -675,7 +679,7 @@ class FakeServer:
         return scored[:fetch]
 
     def _vector_phrases(self, name: str, p: dict[str, Any]) -> Records:
-        rescored = "vector.similarity.cosine" in self.text(name)
+        rescored = RESCORE in self.text(name)
         out = []
         for row in p["rows"]:
             hits = self._index("Phrase", row["vector"], p["fetch"])
@@ -711,7 +715,7 @@ class FakeServer:
         return self._vector_phrases("vector_phrases_search", p)
 
     def _vector_passages(self, name: str, p: dict[str, Any]) -> Records:
-        rescored = "vector.similarity.cosine" in self.text(name)
+        rescored = RESCORE in self.text(name)
         hits = self._index("Passage", p["vector"], p["fetch"])
         matches = [
             {
