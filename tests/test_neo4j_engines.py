@@ -563,3 +563,17 @@ def test_closing_survives_an_unreachable_server() -> None:
     driver.on("gds_drop_graph", ServiceUnavailable("gone"))
     store.runner.max_retries = 0
     store.close()  # no exception
+
+
+def test_the_linear_fallback_hands_many_seeds_to_the_in_process_engine() -> None:
+    """One GDS run per seed is fine for a few phrase seeds; HippoRAG 2 may seed every passage."""
+    g = corpus(n_passages=80)
+    store = store_on(FakeServer(g), gds="2.13.2", version="5.26.0")
+    driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
+    passage_seeds = {f"p{j:02d}": 0.01 * (j + 1) for j in range(70)}
+    found = store.passage_node_scores(PHRASE_SEEDS, passage_seeds, DAMPING, 200, 1e-12, 5, 2)
+    expected = reference_passage_nodes(g, PHRASE_SEEDS, passage_seeds, 5, 2)
+    assert [s.passage_id for s in found] == [s.passage_id for s in expected]
+    assert not driver.named("gds_passage_nodes_linear") and driver.named("local_passage_graph")
+    store.passage_node_scores(PHRASE_SEEDS, {"p01": 1.0}, DAMPING, 200, 1e-12, 5, 2)
+    assert driver.named("gds_passage_nodes_linear")  # few seeds: GDS

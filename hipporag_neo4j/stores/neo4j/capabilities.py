@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.stores.neo4j.ppr_engines import LINEAR_MAX_SEEDS
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 
 PprEngineName = Literal["gds-weighted", "gds-linear", "local"]
@@ -126,8 +127,9 @@ def _choose_engine(
     else:
         notes.append(
             f"PPR: GDS {gds_version} takes only unweighted sourceNodes (weights need 2.17+): one run per "
-            "seed, summed by seed weight (PPR is linear in its reset vector, so this is exact; HippoRAG 2's "
-            "passage seeds each cost a run)"
+            "seed, summed by seed weight (PPR is linear in its reset vector, so this is exact); a query "
+            f"with more than {LINEAR_MAX_SEEDS} seeds (HippoRAG 2's passage seeds) runs in process "
+            "instead, same scores"
         )
         engine = "gds-linear"
     notes.append("PPR: " + SCORES_NOTE)

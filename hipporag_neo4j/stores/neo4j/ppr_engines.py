@@ -54,6 +54,10 @@ T = TypeVar("T")
 MAX_ATTEMPTS = 3
 #: Reads of the local graph that may see a concurrent commit before one is used uncached.
 MAX_GRAPH_READS = 3
+#: Above this many seeds the linear fallback (one GDS run per seed) hands a query to the in-process
+#: engine, which gives the same scores after one graph read per version (HippoRAG 2 may seed every
+#: passage).
+LINEAR_MAX_SEEDS = 64
 
 CatalogFactory = Callable[[ProjectionKind], ProjectionCatalog]
 
@@ -159,16 +163,27 @@ def rank_passage_seeds(passage_reset: dict[str, float], limit: int) -> list[Pass
 
 
 class GdsPpr:
-    """PPR with GDS on the warm projections of the current graph version."""
+    """PPR with GDS on the warm projections of the current graph version. The linear form hands a query
+    with more than :data:`LINEAR_MAX_SEEDS` seeds to ``many_seeds`` (the in-process engine) when given."""
 
     def __init__(
-        self, runner: CypherRunner, catalogs: CatalogFactory, namespace: str, *, weighted: bool
+        self,
+        runner: CypherRunner,
+        catalogs: CatalogFactory,
+        namespace: str,
+        *,
+        weighted: bool,
+        many_seeds: PprEngine | None = None,
     ) -> None:
         self.runner = runner
         self.catalogs = catalogs
         self.namespace = namespace
         self.weighted = weighted
         self.name = "gds-weighted" if weighted else "gds-linear"
+        self.many_seeds = None if weighted else many_seeds
+
+    def _delegate(self, n_seeds: int) -> PprEngine | None:
+        return self.many_seeds if n_seeds > LINEAR_MAX_SEEDS else None
 
     @property
     def catalog(self) -> ProjectionCatalog:
@@ -218,6 +233,8 @@ class GdsPpr:
         seeds = normalised(seeds)
         if not seeds:
             return {}
+        if delegate := self._delegate(len(seeds)):
+            return delegate.run(seeds, damping, max_iterations, tolerance)
         rows = [{"id": node_id, "weight": w} for node_id, w in sorted(seeds.items())]
 
         def work(projection: Projection) -> dict[str, float]:
@@ -246,6 +263,8 @@ class GdsPpr:
         seeds = normalised(seeds)
         if not seeds or limit <= 0:
             return []
+        if delegate := self._delegate(len(seeds)):
+            return delegate.passage_scores(seeds, damping, max_iterations, tolerance, limit, explain_phrases)
         rows = [{"id": node_id, "weight": w} for node_id, w in sorted(seeds.items())]
 
         def work(projection: Projection) -> list[PassageScore]:
@@ -280,6 +299,10 @@ class GdsPpr:
         reset = normalised_reset(phrase_seeds, passage_seeds)
         if not reset or limit <= 0:
             return []
+        if delegate := self._delegate(len(reset)):
+            return delegate.passage_node_scores(
+                phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases
+            )
         rows = [{"id": seed.id, "weight": seed.weight, "kind": seed.kind} for seed in reset]
 
         def work(projection: Projection) -> list[PassageScore]:
@@ -512,6 +535,8 @@ class LocalPpr:
 def make_engine(name: str, runner: CypherRunner, catalogs: CatalogFactory, namespace: str) -> PprEngine:
     if name == "local":
         return LocalPpr(runner, namespace)
-    if name in ("gds-weighted", "gds-linear"):
-        return GdsPpr(runner, catalogs, namespace, weighted=name == "gds-weighted")
+    if name == "gds-weighted":
+        return GdsPpr(runner, catalogs, namespace, weighted=True)
+    if name == "gds-linear":
+        return GdsPpr(runner, catalogs, namespace, weighted=False, many_seeds=LocalPpr(runner, namespace))
     raise StoreError(f"unknown PPR engine {name!r}")
