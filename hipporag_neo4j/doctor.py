@@ -64,6 +64,17 @@ def _neo4j_store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     if caps.gds_status == "ok":
         held = ", ".join(f"{p['graph_name']} {p['memory_usage']}" for p in projections)
         gds += f"; projections of this namespace: {held or 'none yet (made by the first query)'}"
+    if caps.ppr_engine == "aura":
+        aura = settings.neo4j.aura
+        data["aura_session"] = {
+            "name": store.aura_session_name(),
+            "memory": aura.session_memory or "estimated for PageRank at the first query",
+            "ttl_minutes": aura.session_ttl_minutes,
+        }
+        gds += (
+            f"; Aura Graph Analytics session {store.aura_session_name()} "
+            f"({aura.session_memory or 'memory estimated'}, expires {aura.session_ttl_minutes} min idle)"
+        )
     notes = "; ".join(caps.notes)
     status = "error" if caps.problems else ("ok" if caps.ppr_engine != "local" else "warn")
     detail = (

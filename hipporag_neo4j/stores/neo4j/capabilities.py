@@ -13,9 +13,9 @@ from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.neo4j.ppr_engines import LINEAR_MAX_SEEDS
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 
-PprEngineName = Literal["gds-weighted", "gds-linear", "local"]
+PprEngineName = Literal["gds-weighted", "gds-linear", "aura", "local"]
 VectorQueryForm = Literal["procedure", "search"]
-RequestedEngine = Literal["auto", "gds", "local"]
+RequestedEngine = Literal["auto", "gds", "aura", "local"]
 
 #: ``CREATE VECTOR INDEX`` (the Cypher command; 5.11-5.14 only had a procedure).
 MIN_NEO4J_VECTOR_INDEX = (5, 15)
@@ -84,7 +84,19 @@ def _choose_engine(
     requested: RequestedEngine,
     notes: list[str],
     problems: list[str],
+    aura_problem: str | None = None,
+    on_aura: bool = False,
 ) -> PprEngineName:
+    if requested == "aura":
+        if aura_problem:
+            problems.append(aura_problem)
+        notes.append(
+            "PPR: an Aura Graph Analytics session (neo4j.ppr_engine=aura), one per database and namespace, "
+            "billed while it runs: sized by neo4j.aura.session_memory or estimated for PageRank, expires "
+            "after neo4j.aura.session_ttl_minutes idle; the graph is read from Neo4j once per graph version "
+            "and constructed in the session"
+        )
+        return "aura"
     if requested == "local":
         notes.append("PPR: in process over the graph read from Neo4j (neo4j.ppr_engine=local)")
         return "local"
@@ -95,6 +107,11 @@ def _choose_engine(
         )
         if requested == "gds":
             problems.append(f"neo4j.ppr_engine=gds but {message}")
+        if on_aura:
+            notes.append(
+                "Aura without the GDS plugin: Aura Graph Analytics sessions (Professional and up) can run "
+                "PPR with neo4j.ppr_engine=aura; auto never starts one, as sessions are billed"
+            )
         notes.append(
             f"PPR: no GDS ({message}; e.g. Aura Free, or Community without NEO4J_PLUGINS="
             "'[\"graph-data-science\"]'): runs in process over the graph read from Neo4j, cached per graph "
@@ -147,6 +164,7 @@ def decide(
     apoc_version: str | None,
     requested: RequestedEngine = "auto",
     gds_restricted: bool = False,
+    aura_problem: str | None = None,
 ) -> Neo4jCapabilities:
     """The store's plan for this server. ``gds_restricted``: GDS is installed but its procedures fail
     to run (sandboxed: not in dbms.security.procedures.unrestricted)."""
@@ -164,7 +182,8 @@ def decide(
     if edition.lower() == "community":
         notes.append("Community Edition: embeddings stored as LIST<FLOAT> properties")
     status = gds_status_of(gds_version, gds_restricted)
-    engine = _choose_engine(gds_version, status, requested, notes, problems)
+    on_aura = "aura" in neo4j_version.lower()
+    engine = _choose_engine(gds_version, status, requested, notes, problems, aura_problem, on_aura)
     notes.append(
         f"APOC {apoc_version} installed (not needed)" if apoc_version else "APOC not installed (not needed)"
     )
@@ -187,7 +206,9 @@ def _is_sandboxed(error: StoreError) -> bool:
     return any(m in text for m in ("sandboxed", "ProcedureRegistrationFailed", UNRESTRICTED_SETTING))
 
 
-def detect(runner: CypherRunner, requested: RequestedEngine = "auto") -> Neo4jCapabilities:
+def detect(
+    runner: CypherRunner, requested: RequestedEngine = "auto", aura_problem: str | None = None
+) -> Neo4jCapabilities:
     """Ask the server for its version, edition and plugins, then :func:`decide`.
 
     GDS counts as installed when ``gds.version`` is a listed function; it is usable when a GDS procedure
@@ -217,4 +238,5 @@ def detect(runner: CypherRunner, requested: RequestedEngine = "auto") -> Neo4jCa
         apoc_version,
         requested,
         gds_restricted=restricted,
+        aura_problem=aura_problem,
     )

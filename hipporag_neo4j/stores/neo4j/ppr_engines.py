@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -45,6 +46,7 @@ import scipy.sparse as sp
 from hipporag_neo4j import ppr
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.base import PassageScore
+from hipporag_neo4j.stores.neo4j.aura import GdsSession, SessionError, SessionManager, session_graph_name
 from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
 
@@ -350,6 +352,8 @@ class LocalGraph:
     transition: sp.csr_matrix
     dangling: np.ndarray
     mentions: dict[str, list[str]]  # passage id -> phrase ids (HippoRAG 2's graph only)
+    adjacency: sp.csr_matrix  # symmetric, weighted (what a GDS session is given)
+    with_passages: bool = False
 
     @property
     def phrase_index(self) -> dict[str, int]:
@@ -400,7 +404,9 @@ def build_local_graph(
         len(ids),
     )
     transition, dangling = ppr.transition_matrix(adjacency)
-    return LocalGraph(version, ids, index, n_phrases, transition, dangling, mentions)
+    return LocalGraph(
+        version, ids, index, n_phrases, transition, dangling, mentions, adjacency, passage_rows is not None
+    )
 
 
 def read_phrase_graph(tx: CypherTransaction, namespace: str, with_passages: bool = False) -> LocalGraph:
@@ -532,9 +538,106 @@ class LocalPpr:
         return results
 
 
-def make_engine(name: str, runner: CypherRunner, catalogs: CatalogFactory, namespace: str) -> PprEngine:
+class AuraPpr(LocalPpr):
+    """PPR in an Aura Graph Analytics session (:mod:`.aura`): the graph the in-process engine reads
+    (version-checked, cached per version) is constructed in the session once per graph version and kind,
+    PageRank runs there with weighted source nodes, and the scores come back in the in-process engine's
+    shapes, so every retrieval mode works unchanged. A session that fails or expires mid-query raises
+    :class:`~hipporag_neo4j.stores.neo4j.aura.SessionError`, or, with ``fallback_local``, the query is
+    answered in process (the same scores)."""
+
+    name = "aura"
+
+    def __init__(
+        self,
+        runner: CypherRunner,
+        namespace: str,
+        sessions: SessionManager,
+        *,
+        session: str,
+        memory: str | None,
+        ttl: timedelta,
+        fallback_local: bool = False,
+    ) -> None:
+        super().__init__(runner, namespace)
+        self.sessions = sessions
+        self.session_name = session
+        self.memory = memory
+        self.ttl = ttl
+        self.fallback_local = fallback_local
+        self.session: GdsSession | None = None
+        self.constructed: dict[str, str] = {}  # kind -> graph name in the session
+        self.fallbacks = 0
+
+    def _session(self, graph: LocalGraph) -> GdsSession:
+        if self.session is None:
+            memory = self.memory or self.sessions.estimate(len(graph.ids), int(graph.adjacency.nnz))
+            self.session = self.sessions.get_or_create(self.session_name, memory, self.ttl)
+        return self.session
+
+    def _in_session(
+        self, graph: LocalGraph, sources: list[tuple[int, float]], d: float, it: int, tol: float
+    ) -> np.ndarray:
+        kind = "passages" if graph.with_passages else "phrases"
+        name = session_graph_name(kind, graph.version if graph.version is not None else -1)
+        session = self._session(graph)
+        if self.constructed.get(kind) != name or graph.version is None:
+            coo = graph.adjacency.tocoo()
+            session.construct(name, len(graph.ids), coo.row.tolist(), coo.col.tolist(), coo.data.tolist())
+            old, self.constructed[kind] = self.constructed.get(kind), name
+            if old and old != name:
+                session.drop(old)
+        raw = session.page_rank(name, sources, d, it, tol)
+        scores = np.zeros(len(graph.ids), dtype=np.float64)
+        for node, score in raw.items():
+            if 0 <= node < len(scores) and score > 0:
+                scores[node] = score
+        total = float(scores.sum())
+        if total <= 0:
+            raise SessionError(f"GDS session {self.session_name}: PageRank on {name} returned no score")
+        normalised_scores: np.ndarray = scores / total
+        return normalised_scores
+
+    def _scores(
+        self, graph: LocalGraph, reset_by_id: dict[int, float], damping: float, iters: int, tol: float
+    ) -> np.ndarray | None:
+        total = sum(w for w in reset_by_id.values() if w > 0)
+        if total <= 0:
+            return None
+        sources = sorted((i, w / total) for i, w in reset_by_id.items() if w > 0)  # sum 1: see the module doc
+        try:
+            return self._in_session(graph, sources, damping, iters, tol)
+        except SessionError:
+            self.session = None  # expired or failed: the next query gets (or creates) it again
+            self.constructed.clear()
+            if not self.fallback_local:
+                raise
+            self.fallbacks += 1
+            return super()._scores(graph, reset_by_id, damping, iters, tol)
+
+    def close(self) -> None:
+        """Drop this process's graphs from the session (the session itself expires by its TTL)."""
+        if self.session is not None:
+            for name in self.constructed.values():
+                self.session.drop(name)
+            self.session.close()
+        self.session = None
+        self.constructed.clear()
+
+
+def make_engine(
+    name: str,
+    runner: CypherRunner,
+    catalogs: CatalogFactory,
+    namespace: str,
+    aura: Callable[[], AuraPpr] | None = None,
+) -> PprEngine:
     if name == "local":
         return LocalPpr(runner, namespace)
+    if name == "aura":
+        if aura is None:
+            raise StoreError("the aura PPR engine needs an Aura Graph Analytics session manager")
+        return aura()
     if name == "gds-weighted":
         return GdsPpr(runner, catalogs, namespace, weighted=True)
     if name == "gds-linear":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import timedelta
 from typing import Any
 
 import neo4j
@@ -33,9 +34,10 @@ from hipporag_neo4j.stores.base import (
     Vector,
 )
 from hipporag_neo4j.stores.neo4j import ingest, schema, vector_search
+from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
-from hipporag_neo4j.stores.neo4j.ppr_engines import PprEngine, make_engine, read_graph_version
+from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 from hipporag_neo4j.text import passage_content
@@ -46,7 +48,13 @@ class Neo4jStore:
 
     backend = "neo4j"
 
-    def __init__(self, settings: Neo4jSettings, *, driver: neo4j.Driver | None = None) -> None:
+    def __init__(
+        self,
+        settings: Neo4jSettings,
+        *,
+        driver: neo4j.Driver | None = None,
+        aura_sessions: SessionManager | None = None,
+    ) -> None:
         self.settings = settings
         self.namespace = safe_identifier(settings.namespace, "neo4j.namespace")
         self.database = safe_identifier(settings.database, "neo4j.database")
@@ -57,6 +65,7 @@ class Neo4jStore:
         self._engine: PprEngine | None = None
         self._catalogs: dict[ProjectionKind, ProjectionCatalog] = {}
         self._meta: StoreMeta | None = None
+        self._aura_sessions = aura_sessions
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -83,7 +92,11 @@ class Neo4jStore:
     def capabilities(self) -> Neo4jCapabilities:
         """Server version and edition, GDS, APOC, vector indexes, and the store's plan (for ``doctor``)."""
         if self._caps is None:
-            self._caps = detect(self.runner, self.settings.ppr_engine)
+            requested = self.settings.ppr_engine
+            problem = None
+            if requested == "aura" and self._aura_sessions is None:
+                problem = aura_problem(self.settings)
+            self._caps = detect(self.runner, requested, aura_problem=problem)
         return self._caps
 
     def _ready(self) -> Neo4jCapabilities:
@@ -105,6 +118,9 @@ class Neo4jStore:
     def close(self) -> None:
         """Drop the GDS projections this process made (they would hold GDS heap until a restart), then
         close the driver if the store opened it. Never raises for a projection that cannot be dropped."""
+        if isinstance(self._engine, AuraPpr):
+            with contextlib.suppress(StoreError):
+                self._engine.close()
         if self._runner is not None:
             for catalog in self._catalogs.values():
                 # unreachable server or GDS gone: the projection dies with the server
@@ -168,8 +184,39 @@ class Neo4jStore:
     def ppr_engine(self) -> PprEngine:
         if self._engine is None:
             caps = self._ready()
-            self._engine = make_engine(caps.ppr_engine, self.runner, self.projections, self.namespace)
+            self._engine = make_engine(
+                caps.ppr_engine, self.runner, self.projections, self.namespace, aura=self._aura_engine
+            )
         return self._engine
+
+    # --- Aura Graph Analytics ---------------------------------------------------------------------
+    def aura_sessions(self) -> SessionManager:
+        """The session manager of neo4j.ppr_engine=aura (the graphdatascience client unless injected)."""
+        if self._aura_sessions is None:
+            self._aura_sessions = AuraSessions(self.settings)
+        return self._aura_sessions
+
+    def aura_session_name(self) -> str:
+        return session_name(self.database, self.namespace)
+
+    def delete_aura_session(self) -> bool:
+        """Delete this namespace's session now (otherwise it expires by its TTL)."""
+        if isinstance(self._engine, AuraPpr):
+            self._engine.session = None
+            self._engine.constructed.clear()
+        return self.aura_sessions().delete(self.aura_session_name())
+
+    def _aura_engine(self) -> AuraPpr:
+        aura = self.settings.aura
+        return AuraPpr(
+            self.runner,
+            self.namespace,
+            self.aura_sessions(),
+            session=self.aura_session_name(),
+            memory=aura.session_memory,
+            ttl=timedelta(minutes=aura.session_ttl_minutes),
+            fallback_local=aura.fallback_local,
+        )
 
     def projections(self, kind: ProjectionKind = "phrases") -> ProjectionCatalog:
         """The GDS projection catalog of one kind (the phrase graph, or with Passage nodes)."""
