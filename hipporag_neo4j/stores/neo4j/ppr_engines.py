@@ -355,14 +355,6 @@ class LocalGraph:
     adjacency: sp.csr_matrix  # symmetric, weighted (what a GDS session is given)
     with_passages: bool = False
 
-    @property
-    def phrase_index(self) -> dict[str, int]:
-        return {k: i for k, i in self.index.items() if i < self.n_phrases}
-
-
-# Backwards-compatible name (the phrase graph is a LocalGraph without passages).
-PhraseGraph = LocalGraph
-
 
 def build_local_graph(
     version: int | None, phrase_rows: list[Record], passage_rows: list[Record] | None
