@@ -5,4 +5,5 @@ MATCH (node:Passage)
   SEARCH node IN (VECTOR INDEX hipporag_passage_embedding FOR $vector LIMIT $fetch) SCORE AS score
 WITH collect({node: node, score: score}) AS hits
 RETURN size(hits) AS fetched,
-       [h IN hits WHERE h.node.namespace = $namespace | {id: h.node.id, score: h.score}] AS matches
+       [h IN hits WHERE h.node.namespace = $namespace
+          | {id: h.node.id, score: vector.similarity.cosine(h.node.embedding, $vector)}] AS matches

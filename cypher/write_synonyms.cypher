@@ -1,9 +1,10 @@
 // One batch of SYNONYM edges, stored once per pair (source.id < target.id); returns how many were new.
+// An edge already stored keeps its score (as on the embedded store): the score is set on creation only.
 UNWIND $rows AS row
 MATCH (s:Phrase {namespace: $namespace, id: row.source_id})
 MATCH (t:Phrase {namespace: $namespace, id: row.target_id})
 OPTIONAL MATCH (s)-[old:SYNONYM]->(t)
 WITH s, t, row, old IS NULL AS is_new
 MERGE (s)-[e:SYNONYM]->(t)
-SET e.score = row.score
+  ON CREATE SET e.score = row.score
 RETURN sum(CASE WHEN is_new THEN 1 ELSE 0 END) AS created

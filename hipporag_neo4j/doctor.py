@@ -23,24 +23,7 @@ def _check(name: str, fn: Callable[[], tuple[str, str, dict[str, Any]]]) -> Chec
 
 def _store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     if settings.backend == "neo4j":
-        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
-
-        store = Neo4jStore(settings.neo4j)
-        try:
-            caps = store.capabilities()
-        finally:
-            store.close()
-        data = dataclasses.asdict(caps)
-        notes = "; ".join(data.get("notes", []))
-        status = "ok" if data.get("ppr_engine") != "local" else "warn"
-        detail = (
-            f"Neo4j {data.get('neo4j_version')} {data.get('edition')} at {settings.neo4j.uri}, "
-            f"database {settings.neo4j.database}, namespace {settings.neo4j.namespace}; "
-            f"GDS {data.get('gds_version') or 'not installed'}; "
-            f"APOC {data.get('apoc_version') or 'not installed'}; "
-            f"PPR engine: {data.get('ppr_engine')}" + (f" ({notes})" if notes else "")
-        )
-        return status, detail, data
+        return _neo4j_store(settings)
     from hipporag_neo4j.stores.embedded import EmbeddedStore
     from hipporag_neo4j.stores.embedded.store import DB_FILE
 
@@ -58,6 +41,51 @@ def _store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
         f"model {stats.embedding_model} ({stats.embedding_dim}-d)",
         stats.model_dump(),
     )
+
+
+def _neo4j_store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
+    """Server, plugins, the PPR engine and why, and the GDS heap the namespace's projections hold."""
+    from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+    store = Neo4jStore(settings.neo4j)
+    try:
+        caps = store.capabilities()
+        projections = store.gds_projections()
+    finally:
+        store.close()
+    data = dataclasses.asdict(caps)
+    data["gds_projections"] = projections
+    gds = {
+        "absent": "not installed",
+        "restricted": f"{caps.gds_version or 'installed'} but its procedures may not run (sandboxed)",
+        "too-old": f"{caps.gds_version} (too old: needs 2.4+)",
+        "ok": str(caps.gds_version),
+    }[caps.gds_status]
+    if caps.gds_status == "ok":
+        held = ", ".join(f"{p['graph_name']} {p['memory_usage']}" for p in projections)
+        gds += f"; projections of this namespace: {held or 'none yet (made by the first query)'}"
+    if caps.ppr_engine == "aura":
+        aura = settings.neo4j.aura
+        data["aura_session"] = {
+            "name": store.aura_session_name(),
+            "memory": aura.session_memory or "estimated for PageRank at the first query",
+            "ttl_minutes": aura.session_ttl_minutes,
+        }
+        gds += (
+            f"; Aura Graph Analytics session {store.aura_session_name()} "
+            f"({aura.session_memory or 'memory estimated'}, expires {aura.session_ttl_minutes} min idle)"
+        )
+    notes = "; ".join(caps.notes)
+    status = "error" if caps.problems else ("ok" if caps.ppr_engine != "local" else "warn")
+    detail = (
+        f"Neo4j {caps.neo4j_version} {caps.edition} at {settings.neo4j.uri}, "
+        f"database {settings.neo4j.database}, namespace {settings.neo4j.namespace}; "
+        f"GDS {gds}; APOC {caps.apoc_version or 'not installed'}; "
+        f"PPR engine: {caps.ppr_engine}"
+        + (f" ({notes})" if notes else "")
+        + (f"; cannot open: {'; '.join(caps.problems)}" if caps.problems else "")
+    )
+    return status, detail, data
 
 
 def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:

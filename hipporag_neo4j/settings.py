@@ -39,6 +39,23 @@ class StoreSettings(_Group):
     path: Path = Field(Path(".hipporag/store"), description="Directory of the embedded store.")
 
 
+class AuraSettings(_Group):
+    """Aura Graph Analytics (serverless GDS sessions) for neo4j.ppr_engine=aura. Sessions are billed
+    while they run: one per database and namespace, reused across queries, deleted on request
+    (``Neo4jStore.delete_aura_session``) or left to expire after ``session_ttl_minutes`` without use."""
+
+    client_id: str | None = Field(None, description="Aura API client id.")
+    client_secret: SecretStr | None = Field(None, description="Aura API client secret.")
+    project_id: str | None = Field(None, description="Aura project (tenant) id, when the client has several.")
+    session_memory: str | None = Field(
+        None, description="Session size, e.g. '4GB'; unset = estimated from the graph's size for PageRank."
+    )
+    session_ttl_minutes: int = Field(60, ge=1, le=7 * 24 * 60, description="Idle minutes before expiry.")
+    fallback_local: bool = Field(
+        False, description="When a session fails or expires mid-query: PPR in process instead of an error."
+    )
+
+
 class Neo4jSettings(_Group):
     uri: str | None = Field(None, description="bolt://, neo4j://, neo4j+s:// (Aura) URI; unset = no Neo4j.")
     user: str = "neo4j"
@@ -49,9 +66,15 @@ class Neo4jSettings(_Group):
     )
     batch_size: int = Field(500, ge=1, le=100_000, description="Rows per UNWIND write batch.")
     max_retries: int = Field(5, ge=0, le=50, description="Retries of a write batch on transient errors.")
-    ppr_engine: Literal["auto", "gds", "local"] = Field(
-        "auto", description="auto = GDS when installed, else PPR in process over the graph read from Neo4j."
+    ppr_engine: Literal["auto", "gds", "aura", "local"] = Field(
+        "auto",
+        description=(
+            "auto = the GDS plugin when installed and allowed, else PPR in process over the graph read from "
+            "Neo4j (auto never starts a paid session); aura = an Aura Graph Analytics session "
+            "(needs the [aura] extra and neo4j.aura credentials)."
+        ),
     )
+    aura: AuraSettings = Field(default_factory=lambda: AuraSettings())
 
     @field_validator("database", "namespace")
     @classmethod

@@ -20,10 +20,21 @@ import pytest
 
 from hipporag_neo4j.settings import Neo4jSettings
 
-#: Pinned image: Community 2025.11 bundles GDS (2.17+, weighted sources) and APOC under products/.
+#: Pinned current image (GDS 2.17+ there: weighted source nodes). NEO4J_PLUGINS makes the image's
+#: entrypoint copy the plugin jars it ships (GDS under products/, APOC core under labs/, per the image's
+#: neo4j-plugins.json) and download any it does not ship (network needed).
 NEO4J_IMAGE = "neo4j:2025.11.2-community"
-#: Neo4j 5.26 LTS, where NEO4J_PLUGINS fetches GDS 2.13 (unweighted sources: the linear fallback).
+#: Neo4j 5.26 LTS with GDS 2.13 (unweighted sources: the linear fallback).
 NEO4J_LTS_IMAGE = "neo4j:5.26.12-community"
+
+#: Environment of the test container, as the compose file and the CI workflow set it. The entrypoint
+#: turns NEO4J_<name> into a setting with ``_`` -> ``.`` and ``__`` -> ``_`` (docker-neo4j
+#: docker-entrypoint.sh), and Neo4j refuses unknown settings at start (strict validation), so the
+#: single-underscore form is the one that means dbms.security.procedures.unrestricted.
+CONTAINER_ENV = {
+    "NEO4J_PLUGINS": '["graph-data-science","apoc"]',
+    "NEO4J_dbms_security_procedures_unrestricted": "gds.*,apoc.*",
+}
 TEST_PASSWORD = "hipporag-test-password"
 TEST_EMBEDDING_DIM = 16
 
@@ -49,12 +60,24 @@ def _start_container() -> tuple[str, str, str]:
             from testcontainers.neo4j import Neo4jContainer
         image = os.environ.get("HIPPORAG_TEST_NEO4J_IMAGE", NEO4J_IMAGE)
         container = Neo4jContainer(image, password=TEST_PASSWORD)
-        container.with_env("NEO4J_PLUGINS", '["graph-data-science","apoc"]')
-        container.with_env("NEO4J_dbms_security_procedures__unrestricted", "gds.*,apoc.*")
+        for key, value in CONTAINER_ENV.items():
+            container.with_env(key, value)
         container.start()
         atexit.register(container.stop)
         _container.update(uri=container.get_connection_url(), user="neo4j", container=container)
     return _container["uri"], _container["user"], TEST_PASSWORD
+
+
+def setting_of_env(name: str) -> str | None:
+    """The neo4j.conf setting the image's entrypoint writes for environment variable ``name`` (None for
+    the variables it reads itself), by its rule: strip NEO4J_, ``_`` -> ``.``, then ``..`` -> ``_``."""
+    if not name.startswith("NEO4J_") or name in {
+        "NEO4J_AUTH",
+        "NEO4J_PLUGINS",
+        "NEO4J_ACCEPT_LICENSE_AGREEMENT",
+    }:
+        return None
+    return name.removeprefix("NEO4J_").replace("_", ".").replace("..", "_")
 
 
 def neo4j_server_or_skip() -> tuple[str, str, str, str]:

@@ -2,8 +2,9 @@
 
 The protocol's behaviour is asserted by tests/test_store_conformance.py on both stores; this module
 covers what only Neo4j has: schema and capabilities, namespaces sharing a database, the GDS projection
-catalog, both GDS PageRank forms against the in-process engine, vector-index over-fetching across
-namespaces, and two writers at once.
+catalog (versions, kinds, dropped on close), both GDS PageRank forms against the in-process engine
+(tiny seed weights included), HippoRAG 2's walk on every engine, exact vector scores, vector-index
+over-fetching across namespaces, and two writers at once.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge
 from hipporag_neo4j.stores.neo4j import Neo4jStore
 from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr
-from hipporag_neo4j.stores.neo4j.projection import graph_prefix
+from hipporag_neo4j.stores.neo4j.projection import graph_prefix, namespace_prefix
 
 pytestmark = pytest.mark.neo4j
 
@@ -159,7 +160,9 @@ def test_gds_forms_agree_with_the_local_engine_and_projections_are_versioned(
     seeds = {"ph0": 0.6, "ph4": 0.3, "ph8": 0.1}
     gds_scores = store.personalized_pagerank(seeds, 0.5, 100, 1e-10)
     catalog = store.projections()
-    linear = GdsPpr(store.runner, catalog, settings.namespace, weighted=False).run(seeds, 0.5, 100, 1e-10)
+    linear = GdsPpr(store.runner, store.projections, settings.namespace, weighted=False).run(
+        seeds, 0.5, 100, 1e-10
+    )
     local = LocalPpr(store.runner, settings.namespace).run(seeds, 0.5, 100, 1e-12)
     assert sum(gds_scores.values()) == pytest.approx(1.0)
     assert set(gds_scores) == set(local) == set(linear)
@@ -241,3 +244,63 @@ def test_two_writers_at_once_make_no_duplicates(settings: Neo4jSettings, store: 
         h.id: h.passage_count for h in store.phrases_by_name([f"phrase {i}" for i in range(31)]).values()
     }
     assert counts["ph0"] == 1 and counts["ph15"] == 2 and counts["ph30"] == 1
+
+
+def test_tiny_seed_weights_and_every_engine_agree_on_both_walks(
+    settings: Neo4jSettings, store: Neo4jStore
+) -> None:
+    """Issue 9, item 1 on a live GDS: seeds of 1e-5 (1 / passage count at scale) with the retrieval
+    defaults (100 iterations, tolerance 1e-8) give the in-process engine's scores."""
+    phrases, records = chain_corpus(12)
+    store.write_passages(phrases, records)
+    store.write_synonyms([SynonymEdge("ph2", "ph9", 0.9)])
+    seeds = {"ph0": 2e-5, "ph5": 1e-5, "ph11": 1e-5}
+    local = LocalPpr(store.runner, settings.namespace)
+    reference = local.run(seeds, 0.5, 1000, 1e-15)
+    gds = store.personalized_pagerank(seeds, 0.5, 100, 1e-8)
+    assert max(abs(gds.get(k, 0.0) - v) for k, v in reference.items()) < 1e-6
+    passage_seeds = {"p3": 2e-5, "p7": 1e-5}
+    expected = local.passage_node_scores(seeds, passage_seeds, 0.5, 1000, 1e-15, 6, 2)
+    engines = [GdsPpr(store.runner, store.projections, settings.namespace, weighted=False), local]
+    if store.capabilities().ppr_engine == "gds-weighted":
+        engines.append(GdsPpr(store.runner, store.projections, settings.namespace, weighted=True))
+    for engine in engines:
+        found = engine.passage_node_scores(seeds, passage_seeds, 0.5, 100, 1e-8, 6, 2)
+        assert [s.passage_id for s in found] == [s.passage_id for s in expected], engine.name
+        for item, ref in zip(found, expected, strict=True):
+            assert item.score == pytest.approx(ref.score, abs=1e-6)
+            assert [n for n, _ in item.top_phrases] == [n for n, _ in ref.top_phrases]
+    hits = store.graph_passage_scores(seeds, 0.5, 100, 1e-8, 4, 2)
+    assert [h.passage_id for h in hits] == [
+        h.passage_id for h in local.passage_scores(seeds, 0.5, 1000, 1e-15, 4, 2)
+    ]
+
+
+def test_projections_are_versioned_per_kind_and_dropped_on_close(settings: Neo4jSettings) -> None:
+    store = open_store(settings)
+    phrases, records = chain_corpus(4)
+    store.write_passages(phrases, records)
+    store.graph_passage_scores({"ph0": 1.0}, 0.5, 100, 1e-8, 3, 1)
+    store.passage_node_scores({"ph0": 1.0}, {"p1": 0.1}, 0.5, 100, 1e-8, 3, 1)
+    prefix = namespace_prefix(settings.database, settings.namespace)
+    held = [p["graph_name"] for p in store.gds_projections()]
+    assert len(held) == 2 and all(name.startswith(prefix) for name in held)
+    assert any(".passages.v" in name for name in held)
+    store.close()
+    listed = raw(
+        settings,
+        "CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix RETURN graphName",
+        prefix=prefix,
+    )
+    assert listed == []
+
+
+def test_vector_scores_are_exact_cosines(store: Neo4jStore) -> None:
+    """Issue 9, item 6: quantized index scores are re-scored with vector.similarity.cosine."""
+    query = unit(5)
+    ours = [PhraseRecord(f"v{i}", f"v {i}", near(query, 0.2 + 0.1 * i, i)) for i in range(6)]
+    store.write_passages(ours, [PassageRecord(Passage(id="pv", text="pv"), query, {p.id: 1 for p in ours})])
+    hits = store.nearest_phrases(np.stack([query]), top_k=6, min_similarity=-1.0)[0]
+    by_id = {p.id: p.embedding for p in ours}
+    for hit in hits:
+        assert hit.similarity == pytest.approx(float(query @ by_id[hit.id]), abs=1e-6)

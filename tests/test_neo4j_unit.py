@@ -1,6 +1,7 @@
 """The Python around the Neo4j store's Cypher, against the recorded-result fake driver (no server):
-loader, batching, transient retries, capability decisions, projection versioning, PPR engines (including
-the GDS 2.13 linear fallback), over-fetching vector look-ups, ingestion and delete sequencing."""
+loader, batching, transient retries, bookmarks, capability decisions (GDS absent, sandboxed, old),
+doctor, over-fetching and exactly re-scored vector look-ups (phrases, passages, facts), ingestion and
+delete sequencing. The PPR engines and projections are in test_neo4j_engines.py."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 from neo4j.exceptions import ClientError, ServiceUnavailable, TransientError
-from neo4j_fake import FakeDriver, server
+from neo4j_fake import FakeDriver, FakeGraph, FakeProjection, FakeServer, server
 
-from hipporag_neo4j import ppr
 from hipporag_neo4j.errors import (
     CapabilityError,
     ConfigError,
@@ -44,8 +44,7 @@ from hipporag_neo4j.stores.neo4j.cypher import (
     safe_identifier,
     split_statements,
 )
-from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr
-from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, graph_name, graph_prefix
+from hipporag_neo4j.stores.neo4j.projection import graph_name
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, batches
 
 pytestmark = pytest.mark.unit
@@ -284,209 +283,6 @@ def test_detect_asks_plugins_before_calling_them() -> None:
     assert "server_gds_version" not in bare.names_run() and "server_apoc_version" not in bare.names_run()
 
 
-# --- projection versioning ----------------------------------------------------------------------
-
-
-def test_projection_name_follows_version_and_old_ones_are_dropped() -> None:
-    driver = FakeDriver()
-    driver.on(
-        "gds_project_phrase_graph",
-        lambda p: [{"graph_name": p["graph_name"], "node_count": 5, "relationship_count": 8}],
-    )
-    driver.on(
-        "gds_drop_stale_graphs",
-        lambda p: [{"dropped": f"{p['prefix']}1"}] if p["graph_name"].endswith("v2") else [],
-    )
-    runner, _ = runner_for(driver)
-    catalog = ProjectionCatalog(runner, "neo4j", "kb")
-
-    first = catalog.ensure(1)
-    assert first.name == "hipporag.neo4j.kb.v1" == graph_name("neo4j", "kb", 1)
-    assert driver.names_run() == ["gds_graph_info", "gds_project_phrase_graph", "gds_drop_stale_graphs"]
-    assert all(c.access_mode == "WRITE" for c in driver.calls)  # GDS calls go to the leader
-
-    driver.calls.clear()
-    assert catalog.ensure(1) is first  # warm: no round trip
-    assert driver.calls == []
-
-    second = catalog.ensure(2)
-    assert second.name == "hipporag.neo4j.kb.v2"
-    drop = driver.named("gds_drop_stale_graphs")[0].params
-    assert drop == {"prefix": graph_prefix("neo4j", "kb"), "graph_name": "hipporag.neo4j.kb.v2"}
-    assert catalog.projections_made == 2
-
-
-def test_projection_made_meanwhile_is_reused() -> None:
-    driver = FakeDriver()
-    driver.on("gds_graph_info", [], [{"graph_name": "x", "node_count": 3, "relationship_count": 2}])
-    driver.on(
-        "gds_project_phrase_graph", ClientError("A graph with name 'hipporag.neo4j.kb.v4' already exists.")
-    )
-    runner, _ = runner_for(driver)
-    projection = ProjectionCatalog(runner, "neo4j", "kb").ensure(4)
-    assert (projection.node_count, projection.relationship_count) == (3, 2)
-
-
-def test_existing_projection_is_not_projected_again() -> None:
-    driver = FakeDriver().on(
-        "gds_graph_info", [{"graph_name": "x", "node_count": 3, "relationship_count": 2}]
-    )
-    runner, _ = runner_for(driver)
-    ProjectionCatalog(runner, "neo4j", "kb").ensure(9)
-    assert "gds_project_phrase_graph" not in driver.names_run()
-
-
-# --- PPR engines --------------------------------------------------------------------------------
-
-# A small phrase graph: a-b-c-d path, c-e synonym, f-g pair; no isolated phrase.
-EDGES = [("a", "b", 2.0), ("b", "c", 1.0), ("c", "d", 1.0), ("c", "e", 0.9), ("f", "g", 1.0)]
-IDS = sorted({n for s, t, _ in EDGES for n in (s, t)})
-
-
-def adjacency() -> Any:
-    index = {n: i for i, n in enumerate(IDS)}
-    s = np.array([index[a] for a, _, _ in EDGES])
-    t = np.array([index[b] for _, b, _ in EDGES])
-    w = np.array([x for _, _, x in EDGES], dtype=np.float64)
-    return ppr.symmetric_adjacency(s, t, w, len(IDS))
-
-
-def gds_pagerank(reset: dict[str, float], damping: float, iterations: int = 200) -> dict[str, float]:
-    """What gds.pageRank.stream computes (unnormalised): x = (1-d) r + d A D^-1 x, biases as given."""
-    transition, _ = ppr.transition_matrix(adjacency())
-    r = np.array([reset.get(n, 0.0) for n in IDS])
-    x = r.copy()
-    for _ in range(iterations):
-        x = (1 - damping) * r + damping * (transition @ x)
-    return {n: float(x[i]) for i, n in enumerate(IDS)}
-
-
-def gds_responder(weighted: bool, runs: list[int]) -> Any:
-    """Emulates the two PPR statements on the graph above: weighted sources in one run, or one
-    unweighted run per seed summed with the seed weights (what gds_ppr_linear.cypher does)."""
-
-    def respond(params: dict[str, Any]) -> list[dict[str, Any]]:
-        seeds = {s["id"]: s["weight"] for s in params["seeds"] if s["id"] in IDS}
-        total = dict.fromkeys(IDS, 0.0)
-        if weighted:
-            runs.append(1)
-            total = gds_pagerank(seeds, params["damping"])
-        else:
-            for seed, weight in seeds.items():
-                runs.append(1)
-                for n, score in gds_pagerank({seed: 1.0}, params["damping"]).items():
-                    total[n] += weight * score
-        return [{"id": n, "score": s} for n, s in total.items() if s > 0]
-
-    return respond
-
-
-def known_phrases(params: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"id": i} for i in params["ids"] if i in IDS]
-
-
-def gds_driver(weighted: bool, runs: list[int]) -> FakeDriver:
-    driver = FakeDriver().on("meta_graph_version", [{"graph_version": 3}])
-    driver.on("read_existing_phrases", known_phrases)
-    driver.on(
-        "gds_graph_info", [{"graph_name": "g", "node_count": len(IDS), "relationship_count": 2 * len(EDGES)}]
-    )
-    driver.on("gds_ppr_weighted" if weighted else "gds_ppr_linear", gds_responder(weighted, runs))
-    return driver
-
-
-def reference(seeds: dict[str, float], damping: float) -> dict[str, float]:
-    transition, dangling = ppr.transition_matrix(adjacency())
-    reset = np.array([seeds.get(n, 0.0) for n in IDS])
-    scores = ppr.personalized_pagerank(transition, dangling, reset, damping, 200, 1e-12)
-    return {n: float(scores[i]) for i, n in enumerate(IDS) if scores[i] > 0}
-
-
-SEEDS = {"a": 0.7, "d": 0.2, "g": 0.1, "zz-unknown": 0.5}
-
-
-@pytest.mark.parametrize("weighted", [True, False])
-def test_gds_engines_agree_with_the_in_process_engine(weighted: bool) -> None:
-    runs: list[int] = []
-    driver = gds_driver(weighted, runs)
-    runner, _ = runner_for(driver)
-    engine = GdsPpr(runner, ProjectionCatalog(runner, "neo4j", "kb"), "kb", weighted=weighted)
-    scores = engine.run(SEEDS, 0.5, 100, 1e-8)
-    assert sum(scores.values()) == pytest.approx(1.0)
-    expected = reference({k: v for k, v in SEEDS.items() if k in IDS}, 0.5)
-    assert scores.keys() == expected.keys()
-    for n in expected:
-        assert scores[n] == pytest.approx(expected[n], rel=1e-6)
-    call = driver.named("gds_ppr_weighted" if weighted else "gds_ppr_linear")[0]
-    assert call.params["seeds"] == [{"id": k, "weight": v} for k, v in sorted(SEEDS.items()) if k in IDS]
-    assert call.params["graph_name"] == "hipporag.neo4j.kb.v3" and call.access_mode == "WRITE"
-    assert len(runs) == (1 if weighted else 3)  # linear fallback: one GDS run per (existing) seed
-
-
-def test_linear_fallback_statement_runs_gds_once_per_seed_and_sums_by_weight() -> None:
-    text = load_query("gds_ppr_linear").text
-    unwind, call = text.index("UNWIND $seeds AS seed"), text.index("CALL gds.pageRank.stream")
-    assert unwind < call and "sourceNodes: [source]" in text
-    assert "sum(seed.weight * score)" in text
-    weighted = load_query("gds_ppr_weighted").text
-    assert "collect([phrase, seed.weight])" in weighted and "size(sources) > 0" in weighted
-
-
-def test_gds_engine_without_edges_returns_the_reset_distribution() -> None:
-    driver = FakeDriver().on("meta_graph_version", [{"graph_version": 1}])
-    driver.on("gds_graph_info", [{"graph_name": "g", "node_count": 3, "relationship_count": 0}])
-    driver.on("read_existing_phrases", [{"id": "a"}, {"id": "b"}])
-    runner, _ = runner_for(driver)
-    engine = GdsPpr(runner, ProjectionCatalog(runner, "neo4j", "kb"), "kb", weighted=True)
-    assert engine.run({"a": 3.0, "b": 1.0, "gone": 1.0, "zero": 0.0}, 0.5, 100, 1e-8) == {
-        "a": 0.75,
-        "b": 0.25,
-    }
-    assert "gds_ppr_weighted" not in driver.names_run()
-    driver.calls.clear()
-    assert engine.run({"a": 0.0}, 0.5, 100, 1e-8) == {}
-    driver.on("read_existing_phrases", [])
-    assert engine.run({"gone": 1.0}, 0.5, 100, 1e-8) == {}  # no seed in the graph: GDS never called
-    assert driver.names_run() == ["read_existing_phrases"]
-
-
-def test_gds_engine_recovers_once_from_a_vanished_projection() -> None:
-    runs: list[int] = []
-    driver = gds_driver(True, runs)
-    driver.on(
-        "gds_ppr_weighted",
-        ClientError("Graph with name `hipporag.neo4j.kb.v3` does not exist"),
-        gds_responder(True, runs),
-    )
-    runner, _ = runner_for(driver)
-    engine = GdsPpr(runner, ProjectionCatalog(runner, "neo4j", "kb"), "kb", weighted=True)
-    assert sum(engine.run({"a": 1.0}, 0.5, 100, 1e-8).values()) == pytest.approx(1.0)
-    assert len(driver.named("gds_graph_info")) == 2  # looked at the catalog again
-
-
-def local_driver(version: list[int]) -> FakeDriver:
-    driver = FakeDriver().on("meta_graph_version", lambda p: [{"graph_version": version[0]}])
-    driver.on("local_phrase_ids", [{"id": n} for n in IDS])
-    driver.on("local_phrase_edges", [{"source": s, "target": t, "weight": w} for s, t, w in EDGES])
-    return driver
-
-
-def test_local_engine_reads_the_graph_once_per_version() -> None:
-    version = [5]
-    driver = local_driver(version)
-    runner, _ = runner_for(driver)
-    engine = LocalPpr(runner, "kb")
-    seeds = {"a": 0.7, "d": 0.3}
-    scores = engine.run(seeds, 0.5, 200, 1e-12)
-    assert scores == pytest.approx(reference(seeds, 0.5))
-    engine.run({"f": 1.0}, 0.5, 100, 1e-8)
-    assert engine.graph_reads == 1 and len(driver.named("local_phrase_edges")) == 1
-    version[0] = 6
-    engine.run({"f": 1.0}, 0.5, 100, 1e-8)
-    assert engine.graph_reads == 2
-    assert engine.run({"nope": 1.0}, 0.5, 100, 1e-8) == {}
-
-
 # --- the store ----------------------------------------------------------------------------------
 
 
@@ -531,7 +327,13 @@ def test_open_creates_the_schema_then_records_meta() -> None:
     driver = opened_driver()
     store = open_store(driver)
     ran = driver.names_run()
-    assert ran[:4] == ["server_components", "server_plugins", "server_gds_version", "schema_constraints#0"]
+    assert ran[:5] == [
+        "server_components",
+        "server_plugins",
+        "server_gds_version",
+        "server_gds_probe",
+        "schema_constraints#0",
+    ]
     assert [n for n in ran if n.startswith("schema_vector_indexes")] == [
         f"schema_vector_indexes#{i}" for i in range(3)
     ]
@@ -814,29 +616,7 @@ def test_dense_passage_scores_over_fetch_and_convert_scores() -> None:
     assert [(s.passage_id, round(s.score, 6)) for s in scores] == [("p2", 0.9), ("p1", 0.8)]
 
 
-# --- retrieval through the store ----------------------------------------------------------------
-
-
-def test_graph_passage_scores_send_ppr_scores_to_the_cypher_aggregation() -> None:
-    runs: list[int] = []
-    driver = opened_driver(version="2025.04.0", gds="2.17.0")
-    driver.on("meta_graph_version", [{"graph_version": 3}])
-    driver.on("gds_graph_info", [{"graph_name": "g", "node_count": len(IDS), "relationship_count": 10}])
-    driver.on("gds_ppr_weighted", gds_responder(True, runs))
-    driver.on("read_existing_phrases", known_phrases)
-    driver.on(
-        "passage_scores",
-        lambda p: [
-            {"passage_id": "p1", "score": 0.4, "top_phrases": [{"phrase": "alpha", "contribution": 0.3}]}
-        ],
-    )
-    store = open_store(driver)
-    result = store.graph_passage_scores({"a": 1.0}, 0.5, 100, 1e-8, limit=5, explain_phrases=2)
-    assert result[0].passage_id == "p1" and result[0].top_phrases == [("alpha", 0.3)]
-    call = driver.named("passage_scores")[0].params
-    assert (call["limit"], call["explain_phrases"]) == (5, 2)
-    assert sum(s["score"] for s in call["scores"]) == pytest.approx(1.0)
-    assert store.graph_passage_scores({}, 0.5, 100, 1e-8, 5, 2) == []
+# --- reads through the store -------------------------------------------------------------------
 
 
 def test_reads_map_records() -> None:
@@ -880,3 +660,228 @@ def test_set_embedding_model_recreates_indexes_only_for_a_new_dimension() -> Non
 def test_cypher_query_dataclass_is_hashable_and_frozen() -> None:
     q = CypherQuery("x", "RETURN $a", frozenset({"a"}))
     assert q in {q}
+
+
+# --- issue 9, item 5: causal consistency across the store's sessions -----------------------------
+
+
+def test_every_session_shares_one_bookmark_manager_so_reads_follow_writes() -> None:
+    """On a cluster or Aura a read routed to a follower sees the store's earlier writes only when its
+    session starts from their bookmarks: one bookmark manager for every session of the store."""
+    driver = write_driver(existing=set())
+    driver.on("meta_graph_version", [{"graph_version": 2}])
+    driver.on("read_passage_count", [{"passages": 1}])
+    store = open_store(driver)
+    store.write_passages([PhraseRecord("ph0", "p", vec(1, 0, 0))], [passage("p1", {"ph0": 1})])
+    driver.calls.clear()
+    store.meta()
+    assert store.existing_passages(["p1"]) == set()
+    assert store.passage_count() == 1
+    reads = [c for c in driver.calls if c.access_mode == "READ"]
+    assert reads and all(c.causal for c in reads), [c.name for c in reads if not c.causal]
+    managers = {id(m) for m in driver.sessions_bookmark_managers}
+    assert len(managers) == 1 and driver.sessions_bookmark_managers[0] is store.runner.bookmark_manager
+    assert driver.latest_write_bookmark in store.runner.bookmark_manager.get_bookmarks()
+
+
+def test_without_a_shared_bookmark_manager_the_fake_flags_stale_reads() -> None:
+    """The fake's model of a lagging follower (so the test above can fail)."""
+    driver = FakeDriver().on("meta_graph_version", [{"graph_version": 1}])
+    with driver.session(default_access_mode="WRITE") as session, session.begin_transaction() as tx:
+        tx.run(load_query("meta_graph_version").text, {"namespace": "kb"})
+        tx.commit()
+    with driver.session(default_access_mode="READ") as session, session.begin_transaction() as tx:
+        tx.run(load_query("meta_graph_version").text, {"namespace": "kb"})
+    assert [c.causal for c in driver.calls] == [True, False]
+
+
+# --- issue 9, item 6: exact re-scoring of vector-index candidates --------------------------------
+
+
+def embedded_server(quantum: float = 1 / 64) -> tuple[FakeServer, FakeGraph]:
+    g = FakeGraph()
+    rng = np.random.default_rng(3)
+    for i in range(30):
+        v = rng.standard_normal(8)
+        g.phrase("kb", f"ph{i:02d}", f"phrase {i}", embedding=list(v / np.linalg.norm(v)))
+    for i in range(12):
+        v = rng.standard_normal(8)
+        g.passage("kb", f"p{i:02d}", embedding=list(v / np.linalg.norm(v)))
+    for i in range(40):  # another namespace crowding the shared indexes
+        v = rng.standard_normal(8)
+        g.phrase("other", f"x{i}", embedding=list(v / np.linalg.norm(v)))
+    return FakeServer(g, quantum=quantum), g
+
+
+def exact_cosine(a: Any, b: Any) -> float:
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+def test_vector_scores_are_exact_cosines_not_quantized_index_scores() -> None:
+    srv, g = embedded_server()
+    driver = srv.install(opened_driver())
+    store = open_store(driver)
+    query = np.asarray(g.nodes[g.iid("Phrase", "kb", "ph05")].props["embedding"], dtype=np.float32)  # type: ignore[index]
+    query = (query + 0.3 * np.eye(8, dtype=np.float32)[0]) / np.linalg.norm(
+        query + 0.3 * np.eye(8, dtype=np.float32)[0]
+    )
+    hits = store.nearest_phrases(np.stack([query]), top_k=5, min_similarity=0.0)[0]
+    assert hits
+    for hit in hits:
+        stored = g.nodes[g.iid("Phrase", "kb", hit.id)].props["embedding"]  # type: ignore[index]
+        assert hit.similarity == pytest.approx(exact_cosine(stored, query), abs=1e-6)
+    assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
+    # the threshold applies to the exact score: a phrase just above it is kept
+    threshold = hits[2].similarity - 1e-5
+    kept = store.nearest_phrases(np.stack([query]), top_k=5, min_similarity=threshold)[0]
+    assert [h.id for h in kept] == [h.id for h in hits[:3]]
+    dense = store.dense_passage_scores(query, 4)
+    for item in dense:
+        stored = g.nodes[g.iid("Passage", "kb", item.passage_id)].props["embedding"]  # type: ignore[index]
+        assert item.score == pytest.approx(exact_cosine(stored, query), abs=1e-6)
+    statements = [load_query(n).text for n in ("vector_phrases", "vector_passages", "vector_facts")]
+    assert all("vector.similarity.cosine" in t for t in statements)
+
+
+def test_a_quantized_lowest_score_just_under_the_threshold_fetches_again() -> None:
+    from hipporag_neo4j.stores.neo4j.vector_search import SCORE_MARGIN, _row_complete
+
+    row = {"matches": [], "fetched": 20, "lowest_score": 0.9 - SCORE_MARGIN / 2}
+    assert not _row_complete(row, wanted=3, fetch=20, min_score=0.9)  # could still hide a match
+    row["lowest_score"] = 0.9 - 2 * SCORE_MARGIN
+    assert _row_complete(row, wanted=3, fetch=20, min_score=0.9)
+
+
+# --- issue 7: fact search -------------------------------------------------------------------------
+
+
+def test_nearest_facts_over_fetch_past_other_namespaces_and_score_exactly() -> None:
+    srv, g = embedded_server()
+    rng = np.random.default_rng(11)
+    target = rng.standard_normal(8)
+    target /= np.linalg.norm(target)
+    for i in range(3):  # ours, moderately close
+        v = target + 0.6 * rng.standard_normal(8)
+        g.fact("kb", f"f{i}", f"ph{i:02d}", "relates to", f"ph{i + 1:02d}", list(v / np.linalg.norm(v)))
+    g.fact("kb", "f-tie-b", "ph05", "is", "ph06", list(target))
+    g.fact("kb", "f-tie-a", "ph07", "is", "ph08", list(target))
+    for i in range(40):  # closer, in another namespace
+        v = target + 0.01 * rng.standard_normal(8)
+        g.fact("other", f"o{i}", "x1", "is", "x2", list(v / np.linalg.norm(v)))
+    driver = srv.install(opened_driver())
+    store = open_store(driver)
+    hits = store.nearest_facts(target.astype(np.float32), 4)
+    assert [h.id for h in hits][:2] == ["f-tie-a", "f-tie-b"]  # ties by id
+    assert len(hits) == 4 and all(h.id.startswith("f") for h in hits)
+    assert hits[0].similarity == pytest.approx(1.0, abs=1e-6)
+    third = hits[2]
+    node = g.nodes[g.iid("Fact", "kb", third.id)]  # type: ignore[index]
+    assert third.similarity == pytest.approx(exact_cosine(node.props["embedding"], target), abs=1e-6)
+    i = int(third.id[1:])
+    assert (third.subject_id, third.subject, third.predicate, third.object_id, third.object) == (
+        f"ph{i:02d}",
+        f"phrase {i}",
+        "relates to",
+        f"ph{i + 1:02d}",
+        f"phrase {i + 1}",
+    )
+    fetches = [c.params["fetch"] for c in driver.named("vector_facts")]
+    assert fetches == [20, 80]  # the other namespace filled the first fetch
+    assert store.nearest_facts(target.astype(np.float32), 0) == []
+
+
+def test_nearest_facts_use_search_on_2026() -> None:
+    srv, g = embedded_server()
+    g.fact("kb", "f1", "ph01", "is", "ph02", g.nodes[g.iid("Phrase", "kb", "ph01")].props["embedding"])  # type: ignore[index]
+    driver = srv.install(opened_driver(version="2026.04.0", gds="2.26.0"))
+    store = open_store(driver)
+    assert [h.id for h in store.nearest_facts(np.ones(8, dtype=np.float32) / np.sqrt(8), 3)] == ["f1"]
+    assert driver.named("vector_facts_search") and not driver.named("vector_facts")
+
+
+# --- issue 9, item 8: one synonym rule on both stores --------------------------------------------
+
+
+def test_an_existing_synonym_keeps_its_score_and_the_last_edge_of_a_call_wins() -> None:
+    text = load_query("write_synonyms").text
+    assert "ON CREATE SET e.score = row.score" in text
+    assert "\nSET e.score" not in text  # an unconditional SET overwrote stored scores
+    driver = opened_driver().on("write_synonyms", lambda p: [{"created": len(p["rows"])}])
+    store = open_store(driver)
+    store.write_synonyms([SynonymEdge("b", "a", 0.9), SynonymEdge("a", "b", 0.8)])
+    assert driver.named("write_synonyms")[0].params["rows"] == [
+        {"source_id": "a", "target_id": "b", "score": pytest.approx(0.8)}
+    ]
+
+
+# --- GDS present but not allowed to run ------------------------------------------------------------
+
+
+def test_gds_restricted_by_the_sandbox_is_told_apart_from_no_gds() -> None:
+    driver = server(FakeDriver(), gds="2.13.2")
+    driver.on(
+        "server_gds_probe",
+        ClientError(
+            "gds.graph.list is unavailable because it is sandboxed and has dependencies outside of the "
+            "sandbox. Sandboxing is controlled by the dbms.security.procedures.unrestricted setting."
+        ),
+    )
+    runner, _ = runner_for(driver)
+    caps = detect(runner)
+    assert caps.gds_status == "restricted" and caps.ppr_engine == "local" and caps.usable
+    notes = " ".join(caps.notes)
+    assert "dbms.security.procedures.unrestricted" in notes
+    assert "NEO4J_dbms_security_procedures_unrestricted=gds.*" in notes
+    strict = detect(runner, "gds")
+    assert not strict.usable and "dbms.security.procedures.unrestricted" in strict.problems[0]
+    absent = detect(runner_for(server(FakeDriver(), gds=None))[0])
+    assert absent.gds_status == "absent" and "not installed" in " ".join(absent.notes)
+    assert "dbms.security.procedures.allowlist" in " ".join(absent.notes)
+    other = server(FakeDriver(), gds="2.13.2").on("server_gds_probe", ClientError("Invalid input"))
+    with pytest.raises(StoreError):
+        detect(runner_for(other)[0])
+
+
+def test_capability_notes_make_no_claim_that_gds_and_the_local_engine_disagree() -> None:
+    caps = decide("2025.04.0", "community", "2.17.0", None)
+    notes = " ".join(caps.notes)
+    assert "loses the mass" not in notes and "isolated" not in notes
+    assert "normalised" in notes and caps.gds_status == "ok"
+    from hipporag_neo4j.stores.neo4j import capabilities, ppr_engines
+
+    assert not hasattr(capabilities, "DANGLING_NOTE")
+    assert "lets the mass of a dangling node" not in (ppr_engines.__doc__ or "")
+
+
+def test_doctor_names_the_engine_the_gds_status_and_the_projection_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hipporag_neo4j import doctor
+    from hipporag_neo4j.settings import Settings
+
+    srv, _ = embedded_server()
+    driver = srv.install(server(FakeDriver(), version="2025.04.0", gds="2.17.0"))
+    srv.catalog["hipporag.neo4j.kb.v3"] = FakeProjection("hipporag.neo4j.kb.v3", [1, 2, 3], [])
+    srv.catalog["hipporag.neo4j.other.v9"] = FakeProjection("hipporag.neo4j.other.v9", [1], [])
+    import neo4j
+
+    monkeypatch.setattr(neo4j.GraphDatabase, "driver", lambda *a, **k: driver)
+    from hipporag_neo4j.settings import StoreSettings
+
+    settings = Settings(
+        store=StoreSettings(backend="neo4j"), neo4j=Neo4jSettings(uri="neo4j://x:7687", namespace="kb")
+    )
+    status, detail, data = doctor._neo4j_store(settings)
+    assert status == "ok" and "PPR engine: gds-weighted" in detail
+    assert (
+        "hipporag.neo4j.kb.v3 3 KiB" in detail and "other" not in detail.split("projections")[1].split(";")[0]
+    )
+    assert data["gds_projections"][0]["size_in_bytes"] == 3072
+
+    restricted = server(FakeDriver(), gds="2.13.2").on(
+        "server_gds_probe", ClientError("... is sandboxed ...")
+    )
+    monkeypatch.setattr(neo4j.GraphDatabase, "driver", lambda *a, **k: restricted)
+    status, detail, _ = doctor._neo4j_store(settings)
+    assert status == "warn" and "sandboxed" in detail and "dbms.security.procedures.unrestricted" in detail

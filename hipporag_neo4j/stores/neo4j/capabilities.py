@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.stores.neo4j.ppr_engines import LINEAR_MAX_SEEDS
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 
-PprEngineName = Literal["gds-weighted", "gds-linear", "local"]
+PprEngineName = Literal["gds-weighted", "gds-linear", "aura", "local"]
 VectorQueryForm = Literal["procedure", "search"]
-RequestedEngine = Literal["auto", "gds", "local"]
+RequestedEngine = Literal["auto", "gds", "aura", "local"]
 
 #: ``CREATE VECTOR INDEX`` (the Cypher command; 5.11-5.14 only had a procedure).
 MIN_NEO4J_VECTOR_INDEX = (5, 15)
@@ -25,9 +26,18 @@ MIN_GDS_CYPHER_AGGREGATION = (2, 4)
 #: ``sourceNodes: [[node, weight], ...]`` (Neo4j 2025.04+).
 MIN_GDS_WEIGHTED_SOURCES = (2, 17)
 
-DANGLING_NOTE = (
-    "GDS PageRank loses the mass of isolated phrases (no edges) where the in-process engine returns it "
-    "to the seeds; scores are divided by their sum, so the two agree on graphs without isolated phrases"
+#: The setting that lets GDS procedures leave the sandbox, and its Docker environment variable (the
+#: image's entrypoint maps ``_`` to ``.`` and ``__`` to ``_``).
+UNRESTRICTED_SETTING = "dbms.security.procedures.unrestricted"
+UNRESTRICTED_ENV = "NEO4J_dbms_security_procedures_unrestricted"
+ALLOWLIST_SETTING = "dbms.security.procedures.allowlist"
+
+GdsStatus = Literal["absent", "restricted", "too-old", "ok"]
+
+SCORES_NOTE = (
+    "GDS scores are divided by their sum: they then equal the in-process engine's (GDS dampingFactor "
+    "is igraph's damping; a phrase without edges keeps its mass in both up to that normalisation); seeds "
+    "are normalised to sum 1 first, because GDS's tolerance is absolute"
 )
 
 
@@ -52,47 +62,97 @@ class Neo4jCapabilities:
     vector_query: VectorQueryForm
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # non-empty: open() raises CapabilityError
+    gds_status: GdsStatus = "absent"
 
     @property
     def usable(self) -> bool:
         return not self.problems
 
 
+def gds_status_of(gds_version: str | None, restricted: bool) -> GdsStatus:
+    if gds_version is None and not restricted:
+        return "absent"
+    if restricted:
+        return "restricted"
+    assert gds_version is not None
+    return "ok" if parse_version(gds_version) >= MIN_GDS_CYPHER_AGGREGATION else "too-old"
+
+
 def _choose_engine(
-    gds_version: str | None, requested: RequestedEngine, notes: list[str], problems: list[str]
+    gds_version: str | None,
+    status: GdsStatus,
+    requested: RequestedEngine,
+    notes: list[str],
+    problems: list[str],
+    aura_problem: str | None = None,
+    on_aura: bool = False,
 ) -> PprEngineName:
-    if requested == "local":
-        notes.append("PPR: in process over the phrase graph read from Neo4j (neo4j.ppr_engine=local)")
-        return "local"
-    if gds_version is None:
-        if requested == "gds":
-            problems.append("neo4j.ppr_engine=gds but the Graph Data Science plugin is not installed")
+    if requested == "aura":
+        if aura_problem:
+            problems.append(aura_problem)
         notes.append(
-            "PPR: no GDS (e.g. Aura Free, or Community without the plugin): runs in process over the "
-            "phrase graph read from Neo4j, cached per graph version"
+            "PPR: an Aura Graph Analytics session (neo4j.ppr_engine=aura), one per database and namespace, "
+            "billed while it runs: sized by neo4j.aura.session_memory or estimated for PageRank, expires "
+            "after neo4j.aura.session_ttl_minutes idle; the graph is read from Neo4j once per graph version "
+            "and constructed in the session"
+        )
+        return "aura"
+    if requested == "local":
+        notes.append("PPR: in process over the graph read from Neo4j (neo4j.ppr_engine=local)")
+        return "local"
+    if status == "absent":
+        message = (
+            "the Graph Data Science plugin is not installed (or not loaded: when "
+            f"{ALLOWLIST_SETTING} is set it must include gds.*)"
+        )
+        if requested == "gds":
+            problems.append(f"neo4j.ppr_engine=gds but {message}")
+        if on_aura:
+            notes.append(
+                "Aura without the GDS plugin: Aura Graph Analytics sessions (Professional and up) can run "
+                "PPR with neo4j.ppr_engine=aura; auto never starts one, as sessions are billed"
+            )
+        notes.append(
+            f"PPR: no GDS ({message}; e.g. Aura Free, or Community without NEO4J_PLUGINS="
+            "'[\"graph-data-science\"]'): runs in process over the graph read from Neo4j, cached per graph "
+            "version"
         )
         return "local"
+    if status == "restricted":
+        message = (
+            f"GDS {gds_version or '(version unknown)'} is installed but its procedures may not run: add "
+            f"gds.* to {UNRESTRICTED_SETTING} in neo4j.conf (Docker: {UNRESTRICTED_ENV}=gds.*) and restart"
+        )
+        if requested == "gds":
+            problems.append(message)
+        notes.append(f"PPR: {message}; runs in process over the graph read from Neo4j meanwhile")
+        return "local"
+    assert gds_version is not None
     gds = parse_version(gds_version)
-    if gds < MIN_GDS_CYPHER_AGGREGATION:
+    if status == "too-old":
         message = f"GDS {gds_version} predates Cypher aggregation projections (needs 2.4+)"
         if requested == "gds":
             problems.append(message)
-        notes.append(f"PPR: {message}; runs in process over the phrase graph read from Neo4j")
+        notes.append(f"PPR: {message}; runs in process over the graph read from Neo4j")
         return "local"
     if gds >= MIN_GDS_WEIGHTED_SOURCES:
         notes.append(
-            f"PPR: GDS {gds_version} gds.pageRank.stream with weighted sourceNodes, one run per query"
+            f"PPR: GDS {gds_version} gds.pageRank.stream with weighted sourceNodes, one run per query "
+            "(phrase and passage seeds together for HippoRAG 2)"
         )
         engine: PprEngineName = "gds-weighted"
     else:
         notes.append(
             f"PPR: GDS {gds_version} takes only unweighted sourceNodes (weights need 2.17+): one run per "
-            "seed, summed by seed weight (PPR is linear in its reset vector, so this is exact)"
+            "seed, summed by seed weight (PPR is linear in its reset vector, so this is exact); a query "
+            f"with more than {LINEAR_MAX_SEEDS} seeds (HippoRAG 2's passage seeds) runs in process "
+            "instead, same scores"
         )
         engine = "gds-linear"
-    notes.append("PPR: " + DANGLING_NOTE)
+    notes.append("PPR: " + SCORES_NOTE)
     notes.append(
-        "GDS projection: versioned per namespace and graph version, kept warm, re-projected after writes"
+        "GDS projections (phrase graph; with Passage nodes for HippoRAG 2): versioned per namespace and "
+        "graph version, kept warm, re-projected after writes, dropped on close by the process that made them"
     )
     return engine
 
@@ -103,8 +163,11 @@ def decide(
     gds_version: str | None,
     apoc_version: str | None,
     requested: RequestedEngine = "auto",
+    gds_restricted: bool = False,
+    aura_problem: str | None = None,
 ) -> Neo4jCapabilities:
-    """The store's plan for this server."""
+    """The store's plan for this server. ``gds_restricted``: GDS is installed but its procedures fail
+    to run (sandboxed: not in dbms.security.procedures.unrestricted)."""
     notes: list[str] = []
     problems: list[str] = []
     server = parse_version(neo4j_version)
@@ -118,7 +181,9 @@ def decide(
         notes.append("vector search: db.index.vector.queryNodes, over-fetched and filtered on namespace")
     if edition.lower() == "community":
         notes.append("Community Edition: embeddings stored as LIST<FLOAT> properties")
-    engine = _choose_engine(gds_version, requested, notes, problems)
+    status = gds_status_of(gds_version, gds_restricted)
+    on_aura = "aura" in neo4j_version.lower()
+    engine = _choose_engine(gds_version, status, requested, notes, problems, aura_problem, on_aura)
     notes.append(
         f"APOC {apoc_version} installed (not needed)" if apoc_version else "APOC not installed (not needed)"
     )
@@ -132,17 +197,46 @@ def decide(
         vector_query=vector_query,
         notes=notes,
         problems=problems,
+        gds_status=status,
     )
 
 
-def detect(runner: CypherRunner, requested: RequestedEngine = "auto") -> Neo4jCapabilities:
-    """Ask the server for its version, edition and plugins, then :func:`decide`."""
+def _is_sandboxed(error: StoreError) -> bool:
+    text = str(error)
+    return any(m in text for m in ("sandboxed", "ProcedureRegistrationFailed", UNRESTRICTED_SETTING))
+
+
+def detect(
+    runner: CypherRunner, requested: RequestedEngine = "auto", aura_problem: str | None = None
+) -> Neo4jCapabilities:
+    """Ask the server for its version, edition and plugins, then :func:`decide`.
+
+    GDS counts as installed when ``gds.version`` is a listed function; it is usable when a GDS procedure
+    runs (``server_gds_probe``). A GDS left out of dbms.security.procedures.unrestricted is listed but
+    fails with ProcedureRegistrationFailed ("... is unavailable because it is sandboxed")."""
     components = runner.read("server_components")
     kernels = [c for c in components if c["name"] == "Neo4j Kernel"] or components
     if not kernels or not kernels[0]["versions"]:
         raise StoreError("dbms.components() returned no Neo4j version")
     kernel = kernels[0]
     plugins = {row["name"] for row in runner.read("server_plugins")}
-    gds_version = runner.read("server_gds_version")[0]["version"] if "gds.version" in plugins else None
+    gds_version: str | None = None
+    restricted = False
+    if "gds.version" in plugins:
+        try:
+            gds_version = str(runner.read("server_gds_version")[0]["version"])
+            runner.read("server_gds_probe")
+        except StoreError as exc:
+            if not _is_sandboxed(exc):
+                raise
+            restricted = True
     apoc_version = runner.read("server_apoc_version")[0]["version"] if "apoc.version" in plugins else None
-    return decide(str(kernel["versions"][0]), str(kernel["edition"]), gds_version, apoc_version, requested)
+    return decide(
+        str(kernel["versions"][0]),
+        str(kernel["edition"]),
+        gds_version,
+        apoc_version,
+        requested,
+        gds_restricted=restricted,
+        aura_problem=aura_problem,
+    )

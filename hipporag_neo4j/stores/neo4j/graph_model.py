@@ -44,6 +44,12 @@ ROW_KEYS: Final = (
     "exclude_id",
     "vector",
     "index",
+    "kind",
+    "node",
+    "passage",
+    "raw",
+    "mentioned",
+    "target",
 )
 
 EmbeddedLabel = Literal["passage", "phrase", "fact"]
@@ -60,7 +66,7 @@ PARAMETERS: Final[dict[str, Any]] = {
     "names": ["barack obama"],
     "rows": [{"id": "phrase-1"}],
     "pairs": [{"subject_id": "phrase-1", "object_id": "phrase-2"}],
-    "seeds": [{"id": "phrase-1", "weight": 1.0}],
+    "seeds": [{"id": "phrase-1", "weight": 1.0, "kind": "phrase"}],
     "scores": [{"id": "phrase-1", "score": 0.5}],
     "schema_version": 1,
     "embedding_model": "all-MiniLM-L6-v2",
@@ -71,6 +77,7 @@ PARAMETERS: Final[dict[str, Any]] = {
     "timeout_seconds": 300,
     "graph_name": "hipporag.neo4j.default.v1",
     "prefix": "hipporag.neo4j.default.v",
+    "version": 7,
     "damping": 0.5,
     "max_iterations": 100,
     "tolerance": 1e-8,

@@ -123,12 +123,15 @@ def refresh_relations(tx: CypherTransaction, namespace: str, pairs: Sequence[tup
 
 
 def write_synonyms(tx: CypherTransaction, namespace: str, edges: Sequence[SynonymEdge]) -> int:
-    """MERGE canonical synonym edges (self pairs dropped, one row per pair); how many were new."""
+    """MERGE canonical synonym edges (self pairs dropped, one row per pair); how many were new.
+
+    Same rule as the embedded store: an edge already stored keeps its score (write_synonyms.cypher sets
+    it on creation only); within one call the last edge given for a pair wins."""
     canonical: dict[tuple[str, str], SynonymEdge] = {}
     for edge in edges:
         c = edge.canonical()
         if c.source_id != c.target_id:
-            canonical.setdefault((c.source_id, c.target_id), c)
+            canonical[(c.source_id, c.target_id)] = c
     if not canonical:
         return 0
     bump_version(tx, namespace)

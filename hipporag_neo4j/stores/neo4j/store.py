@@ -7,8 +7,10 @@ the user's own nodes. All Cypher is in ``cypher/*.cypher``; this class only sequ
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import timedelta
 from typing import Any
 
 import neo4j
@@ -21,6 +23,7 @@ from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
     DeleteReport,
     EmbeddedKind,
+    FactHit,
     Matrix,
     PassageRecord,
     PassageScore,
@@ -31,10 +34,11 @@ from hipporag_neo4j.stores.base import (
     Vector,
 )
 from hipporag_neo4j.stores.neo4j import ingest, schema, vector_search
+from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
-from hipporag_neo4j.stores.neo4j.ppr_engines import PprEngine, make_engine, read_graph_version
-from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog
+from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
+from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 from hipporag_neo4j.text import passage_content
 
@@ -44,7 +48,13 @@ class Neo4jStore:
 
     backend = "neo4j"
 
-    def __init__(self, settings: Neo4jSettings, *, driver: neo4j.Driver | None = None) -> None:
+    def __init__(
+        self,
+        settings: Neo4jSettings,
+        *,
+        driver: neo4j.Driver | None = None,
+        aura_sessions: SessionManager | None = None,
+    ) -> None:
         self.settings = settings
         self.namespace = safe_identifier(settings.namespace, "neo4j.namespace")
         self.database = safe_identifier(settings.database, "neo4j.database")
@@ -53,8 +63,9 @@ class Neo4jStore:
         self._runner: CypherRunner | None = None
         self._caps: Neo4jCapabilities | None = None
         self._engine: PprEngine | None = None
-        self._catalog: ProjectionCatalog | None = None
+        self._catalogs: dict[ProjectionKind, ProjectionCatalog] = {}
         self._meta: StoreMeta | None = None
+        self._aura_sessions = aura_sessions
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -81,7 +92,11 @@ class Neo4jStore:
     def capabilities(self) -> Neo4jCapabilities:
         """Server version and edition, GDS, APOC, vector indexes, and the store's plan (for ``doctor``)."""
         if self._caps is None:
-            self._caps = detect(self.runner, self.settings.ppr_engine)
+            requested = self.settings.ppr_engine
+            problem = None
+            if requested == "aura" and self._aura_sessions is None:
+                problem = aura_problem(self.settings)
+            self._caps = detect(self.runner, requested, aura_problem=problem)
         return self._caps
 
     def _ready(self) -> Neo4jCapabilities:
@@ -101,12 +116,22 @@ class Neo4jStore:
         return schema.read_meta(self.runner, self.namespace)
 
     def close(self) -> None:
+        """Drop the GDS projections this process made (they would hold GDS heap until a restart), then
+        close the driver if the store opened it. Never raises for a projection that cannot be dropped."""
+        if isinstance(self._engine, AuraPpr):
+            with contextlib.suppress(StoreError):
+                self._engine.close()
+        if self._runner is not None:
+            for catalog in self._catalogs.values():
+                # unreachable server or GDS gone: the projection dies with the server
+                with contextlib.suppress(StoreError):
+                    catalog.close()
         if self._driver is not None and self._owns_driver:
             self._driver.close()
             self._driver = None
         self._runner = None
         self._engine = None
-        self._catalog = None
+        self._catalogs = {}
         self._meta = None
 
     # --- indexing -----------------------------------------------------------------------------
@@ -159,13 +184,54 @@ class Neo4jStore:
     def ppr_engine(self) -> PprEngine:
         if self._engine is None:
             caps = self._ready()
-            self._engine = make_engine(caps.ppr_engine, self.runner, self.projections, self.namespace)
+            self._engine = make_engine(
+                caps.ppr_engine, self.runner, self.projections, self.namespace, aura=self._aura_engine
+            )
         return self._engine
 
-    def projections(self) -> ProjectionCatalog:
-        if self._catalog is None:
-            self._catalog = ProjectionCatalog(self.runner, self.database, self.namespace)
-        return self._catalog
+    # --- Aura Graph Analytics ---------------------------------------------------------------------
+    def aura_sessions(self) -> SessionManager:
+        """The session manager of neo4j.ppr_engine=aura (the graphdatascience client unless injected)."""
+        if self._aura_sessions is None:
+            self._aura_sessions = AuraSessions(self.settings)
+        return self._aura_sessions
+
+    def aura_session_name(self) -> str:
+        return session_name(self.database, self.namespace)
+
+    def delete_aura_session(self) -> bool:
+        """Delete this namespace's session now (otherwise it expires by its TTL)."""
+        if isinstance(self._engine, AuraPpr):
+            self._engine.session = None
+            self._engine.constructed.clear()
+        return self.aura_sessions().delete(self.aura_session_name())
+
+    def _aura_engine(self) -> AuraPpr:
+        aura = self.settings.aura
+        return AuraPpr(
+            self.runner,
+            self.namespace,
+            self.aura_sessions(),
+            session=self.aura_session_name(),
+            memory=aura.session_memory,
+            ttl=timedelta(minutes=aura.session_ttl_minutes),
+            fallback_local=aura.fallback_local,
+        )
+
+    def projections(self, kind: ProjectionKind = "phrases") -> ProjectionCatalog:
+        """The GDS projection catalog of one kind (the phrase graph, or with Passage nodes)."""
+        if kind not in self._catalogs:
+            self._catalogs[kind] = ProjectionCatalog(self.runner, self.database, self.namespace, kind)
+        return self._catalogs[kind]
+
+    def gds_projections(self) -> list[dict[str, Any]]:
+        """The namespace's projections in the GDS catalog with their heap use (``doctor``); empty
+        without usable GDS."""
+        if self.capabilities().gds_status != "ok":
+            return []
+        return self.runner.read(
+            "gds_graph_memory", leader=True, prefix=namespace_prefix(self.database, self.namespace)
+        )
 
     def personalized_pagerank(
         self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
@@ -181,28 +247,31 @@ class Neo4jStore:
         limit: int,
         explain_phrases: int,
     ) -> list[PassageScore]:
-        scores = self.personalized_pagerank(seeds, damping, max_iterations, tolerance)
-        if not scores or limit <= 0:
-            return []
-        rows = self.runner.read(
-            "passage_scores",
-            namespace=self.namespace,
-            scores=[{"id": phrase_id, "score": s} for phrase_id, s in scores.items()],
-            limit=limit,
-            explain_phrases=max(0, explain_phrases),
+        return self.ppr_engine().passage_scores(
+            seeds, damping, max_iterations, tolerance, limit, explain_phrases
         )
-        return [
-            PassageScore(
-                passage_id=str(r["passage_id"]),
-                score=float(r["score"]),
-                top_phrases=[(str(t["phrase"]), float(t["contribution"])) for t in r["top_phrases"]],
-            )
-            for r in rows
-        ]
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
         caps = self._ready()
         return vector_search.dense_passages(self.runner, self.namespace, caps.vector_query, vector, limit)
+
+    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
+        caps = self._ready()
+        return vector_search.nearest_facts(self.runner, self.namespace, caps.vector_query, vector, top_k)
+
+    def passage_node_scores(
+        self,
+        phrase_seeds: dict[str, float],
+        passage_seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        limit: int,
+        explain_phrases: int,
+    ) -> list[PassageScore]:
+        return self.ppr_engine().passage_node_scores(
+            phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases
+        )
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
         if not ids:

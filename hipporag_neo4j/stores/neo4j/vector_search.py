@@ -1,4 +1,4 @@
-"""Nearest phrases and passages through the shared vector indexes.
+"""Nearest phrases, passages and facts through the shared vector indexes.
 
 The vector indexes serve every namespace of the database, so a look-up asks for more neighbours than it
 needs and filters on namespace in Cypher. When a row could still be missing hits (fewer matches than
@@ -6,6 +6,16 @@ wanted, the index returned all it was asked for, and its lowest score still pass
 asked again with four times the fetch size, up to :data:`MAX_FETCH`.
 
 Cosine index scores are ``s = (1 + cos) / 2``; the store reports ``cos = 2 s - 1``.
+
+Index scores are approximate: the search is approximate nearest neighbours (HNSW), and indexes of the
+``vector-2.0`` provider (the one Neo4j selects) quantize their vectors unless created with
+``vector.quantization.enabled: false`` (default ``true``; "Enabling quantization can accelerate search
+performance but can slightly decrease accuracy", Cypher manual, "Vector indexes", configuration
+settings). The statements therefore re-score each candidate of the namespace with
+``vector.similarity.cosine`` ("identical to those used by Neo4j's vector search indexes", Cypher
+manual, "Vector functions"), exact on the stored vectors, so thresholds and rankings match the embedded
+store's float32 dot products. The index score only decides which candidates are fetched and whether
+to fetch more (with :data:`SCORE_MARGIN` for the quantization error).
 """
 
 from __future__ import annotations
@@ -13,13 +23,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hipporag_neo4j.stores.base import Matrix, PassageScore, PhraseHit, Vector
+from hipporag_neo4j.stores.base import FactHit, Matrix, PassageScore, PhraseHit, Vector
 from hipporag_neo4j.stores.neo4j.capabilities import VectorQueryForm
 from hipporag_neo4j.stores.neo4j.ingest import vector_list
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 
 MAX_FETCH = 10_000
 GROWTH = 4
+#: An approximate index score this far below the threshold still counts as possibly passing it.
+SCORE_MARGIN = 0.01
 
 
 def index_score(cosine: float) -> float:
@@ -38,7 +50,7 @@ def _row_complete(row: dict[str, Any], wanted: int, fetch: int, min_score: float
     return (
         len(row["matches"]) >= wanted
         or int(row["fetched"]) < fetch
-        or float(row["lowest_score"]) < min_score
+        or float(row["lowest_score"]) < min_score - SCORE_MARGIN
         or fetch >= MAX_FETCH
     )
 
@@ -117,4 +129,35 @@ def dense_passages(
     matches.sort(key=lambda m: (-float(m["score"]), str(m["id"])))
     return [
         PassageScore(passage_id=str(m["id"]), score=cosine_of(float(m["score"]))) for m in matches[:limit]
+    ]
+
+
+def nearest_facts(
+    runner: CypherRunner, namespace: str, form: VectorQueryForm, vector: Vector, top_k: int
+) -> list[FactHit]:
+    """Up to ``top_k`` facts of the namespace by exact cosine to ``vector``, highest first, ties by id."""
+    if top_k <= 0:
+        return []
+    query = "vector_facts_search" if form == "search" else "vector_facts"
+    fetch = first_fetch(top_k)
+    values = vector_list(vector)
+    while True:
+        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values)
+        row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
+        matches = [m for m in row["matches"] if m["score"] is not None]
+        if len(matches) >= top_k or int(row["fetched"]) < fetch or fetch >= MAX_FETCH:
+            break
+        fetch = min(MAX_FETCH, fetch * GROWTH)
+    matches.sort(key=lambda m: (-float(m["score"]), str(m["id"])))
+    return [
+        FactHit(
+            id=str(m["id"]),
+            subject_id=str(m["subject_id"]),
+            subject=str(m["subject"] or ""),
+            predicate=str(m["predicate"]),
+            object_id=str(m["object_id"]),
+            object=str(m["object"] or ""),
+            similarity=cosine_of(float(m["score"])),
+        )
+        for m in matches[:top_k]
     ]

@@ -1,6 +1,12 @@
 """Run named Cypher in explicit transactions: batching of ``UNWIND $rows`` writes and retries of the
 whole transaction on transient errors only (deadlocks, leader switches, lost connections).
 
+Every session of a runner shares one bookmark manager (``neo4j.GraphDatabase.bookmark_manager()``, stable
+since driver 5.8), so the store's transactions are causally chained: on a cluster or Aura a read routed
+to a follower waits until that follower has applied the store's earlier writes (metadata, graph version,
+the graph the local PPR engine reads). Without it each session starts without bookmarks and may read a
+follower that has not caught up.
+
 A transaction function may run several statements; if any fails with a retryable error the transaction
 is rolled back and the function runs again from the start (so it must only depend on what it reads
 inside the transaction). Other errors are not retried and surface as :class:`StoreError` naming the
@@ -96,6 +102,7 @@ class CypherRunner:
         self._sleep = sleep
         self._jitter = jitter
         self.retries = 0  # transient failures retried over the runner's life (reported in stats)
+        self.bookmark_manager = neo4j.GraphDatabase.bookmark_manager()
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before retry ``attempt`` (1-based): base * 2^(attempt-1), capped, with jitter
@@ -109,7 +116,11 @@ class CypherRunner:
         while True:
             ctx: CypherTransaction | None = None
             try:
-                with self.driver.session(database=self.database, default_access_mode=mode) as session:
+                with self.driver.session(
+                    database=self.database,
+                    default_access_mode=mode,
+                    bookmark_manager=self.bookmark_manager,
+                ) as session:
                     with session.begin_transaction() as tx:
                         ctx = CypherTransaction(tx, self.batch_size)
                         result = work(ctx)
