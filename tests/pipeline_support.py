@@ -27,12 +27,17 @@ def make_memory(
 
 
 def dump_embedded(path: Path) -> dict[str, list[tuple[object, ...]]]:
-    """Every row of the embedded store's graph tables (sorted), for exact comparisons."""
+    """Every row of the embedded store's graph tables (sorted), for exact comparisons. Synonym scores are
+    rounded to 1e-6: the same cosine computed in another batch shape differs in the last float32 bits."""
     conn = sqlite3.connect(path / "graph.sqlite")
     try:
-        return {
+        tables = {
             table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall())
-            for table in ("passages", "phrases", "mentions", "facts", "states", "synonyms")
+            for table in ("passages", "phrases", "mentions", "facts", "states")
         }
+        tables["synonyms"] = sorted(
+            (s, t, round(score, 6)) for s, t, score in conn.execute("SELECT * FROM synonyms")
+        )
+        return tables
     finally:
         conn.close()

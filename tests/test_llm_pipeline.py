@@ -93,7 +93,9 @@ def test_index_with_llm_resume_after_failure_and_answer(llm_server: ReplayServer
 
         llm_server.script("query_ner_vienna_budapest", system=QUERY_NER)
         llm_server.script("qa_danube", match="Question:")
-        answer = memory.answer("Which river flows through both Vienna and Budapest?", top_k=2)
+        answer = memory.answer(
+            "Which river flows through both Vienna and Budapest?", mode="hipporag", top_k=2
+        )
         assert answer.answer == "Danube"
         assert answer.retrieval.query_entities == ["Vienna", "Budapest"]
         assert answer.retrieval.passages[0].passage.id == "danube"
@@ -123,7 +125,7 @@ def test_query_ner_falls_back_to_spacy_when_the_llm_fails(llm_server: ReplayServ
     llm_server.script("rate_limit_429", system=QUERY_NER, repeat=True)
     with _memory(llm_server, tmp_path) as memory:
         memory.index([DANUBE])
-        result = memory.retrieve("Which river flows through Vienna?", top_k=1)
+        result = memory.retrieve("Which river flows through Vienna?", mode="hipporag", top_k=1)
     assert result.passages[0].passage.id == "danube"
     assert result.passages[0].explanation.note is not None
     assert "query NER with llm failed" in result.passages[0].explanation.note

@@ -31,6 +31,8 @@ from hipporag_neo4j.text import make_passage_id
 BASELINE_MODE: RetrievalMode = "dense"
 COMPARED_METRICS: tuple[str, ...] = ("R@2", "R@5", "AR@5")
 GRAPH_MODES: frozenset[str] = frozenset({"hipporag2", "hipporag", "ensemble", "hybrid"})
+#: Modes that link query entities to phrases: the walk's reach is measured from their links.
+LINKING_MODES: frozenset[str] = GRAPH_MODES - {"hipporag2"}
 
 #: (questions done, questions in all) -> None
 EvalProgress = Callable[[int, int], None]
@@ -346,8 +348,7 @@ def run_evaluation(
             mode_result, retrieval = _run_mode(memory, question, gold, mode, top_k, answer)
             per_mode[mode] = mode_result
             seconds[mode] += mode_result.seconds
-            # reach is measured from linked query entities: modes that seed from facts have none
-            if graph_reach and reach is None and mode in GRAPH_MODES and retrieval.linked:
+            if graph_reach and reach is None and mode in LINKING_MODES:
                 reach = _graph_reach(memory, retrieval, gold)
         results.append(
             QuestionResult(
