@@ -168,6 +168,11 @@ class RetrievalSettings(_Group):
         5, ge=1, le=1000, description="hipporag2: facts retrieved by similarity (the filter's candidates)."
     )
     seed_phrases: int = Field(5, ge=1, description="hipporag2: phrases seeded from the kept facts.")
+    entity_seeds: bool = Field(
+        True,
+        description="hipporag2: also seed the phrases the query's named entities link to (HippoRAG 1's "
+        "seeds, weight 1 / passage count); off = HippoRAG 2's fact seeds only.",
+    )
     passage_node_weight: float = Field(
         0.05, ge=0.0, description="hipporag2: weight of a passage node's normalised dense score in the reset."
     )

@@ -5,7 +5,10 @@
    retrieved fact is kept (the paper's "w/o filter" ablation).
 3. Reset probabilities: each kept fact's subject and object get the fact's score divided by their passage
    count (a phrase in many facts keeps the mean of their scores), the best ``seed_phrases`` kept; every
-   passage node gets its min-max-normalised dense score x ``passage_node_weight``.
+   passage node gets its min-max-normalised dense score x ``passage_node_weight``. With ``entity_seeds``
+   (our default) the phrases the query's named entities link to are seeded too, with HippoRAG 1's weight
+   1 / passage count: fact retrieval alone often misses the entity the question names (measured on
+   MuSiQue and HotpotQA, README).
 4. PPR over phrases + passage nodes; passages ranked by their own PPR score, optionally combined with the
    dense ranking (``combine_alpha``, by rank or by normalised score: ``combine_by``). No fact kept: dense
    retrieval, and the explanation says so.
@@ -18,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hipporag_neo4j.models import FactScore, PhraseSeed
+from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactHit, GraphStore, PassageScore, Vector
@@ -44,15 +47,19 @@ class HippoRAG2Run:
     notes: list[str] = field(default_factory=list)
 
 
-def fact_scores(hits: list[FactHit]) -> list[float]:
-    """Fact similarities scaled so the best fact scores 1 (HippoRAG 2 min-max normalises over every fact;
-    a vector index returns only the best few, so their scale is taken from the best one)."""
+def fact_scores(hits: list[FactHit], *, floor_at_weakest: bool) -> list[float]:
+    """Fact similarities min-max normalised, as HippoRAG 2 does over every fact. A vector index returns
+    only the best few, so the range is taken from them: the best scores 1 and, with ``floor_at_weakest``,
+    the weakest candidate 0 (without a recognition filter this keeps near-ties from weighing as much as the
+    best fact); otherwise the floor is 0 similarity (the filter already chose, so every kept fact counts)."""
     if not hits:
         return []
-    top = max(hit.similarity for hit in hits)
-    if top <= 0:
-        return [0.0 for _ in hits]
-    return [max(hit.similarity, 0.0) / top for hit in hits]
+    sims = [hit.similarity for hit in hits]
+    top = max(sims)
+    low = min(sims) if floor_at_weakest else 0.0
+    if top <= low:
+        return [1.0 if top > 0 else 0.0 for _ in hits]
+    return [max(s - low, 0.0) / (top - low) for s in sims]
 
 
 def phrase_seeds(
@@ -89,6 +96,7 @@ def retrieve_hipporag2(
     n_passages: int,
     fact_filter: FactFilter | None,
     timings: dict[str, float],
+    entity_links: list[LinkedPhrase] | None = None,
 ) -> HippoRAG2Run:
     """The four stages above for one query; ``limit`` passages are scored (at least the top-k asked for)."""
     s = settings
@@ -98,17 +106,19 @@ def retrieve_hipporag2(
     notes: list[str] = []
 
     kept = candidates
+    filtered = False
     if fact_filter is not None and candidates:
         t = time.perf_counter()
         try:
             kept = fact_filter(query, candidates)
+            filtered = True
         except Exception as exc:  # the filter is an LLM call: any failure keeps the unfiltered facts
             notes.append(f"recognition filter failed ({exc}); used the {len(candidates)} retrieved facts")
             log.warning(notes[-1])
             kept = candidates
         timings["recognition_filter"] = time.perf_counter() - t
     kept_ids = {f.id for f in kept}
-    candidate_scores = fact_scores(candidates)
+    candidate_scores = fact_scores(candidates, floor_at_weakest=not filtered)
     score_of = {f.id: sc for f, sc in zip(candidates, candidate_scores, strict=True)}
     facts_explained = [
         FactScore(
@@ -129,9 +139,11 @@ def retrieve_hipporag2(
     dense_raw = {p.passage_id: p.score for p in dense}
 
     seeds, seeds_explained = phrase_seeds(store, kept, [score_of[f.id] for f in kept], s.seed_phrases)
+    for link in entity_links or []:  # the query's own entities (explained as the result's links)
+        seeds[link.phrase_id] = seeds.get(link.phrase_id, 0.0) + link.weight
     if not seeds:
-        notes.append("no fact retrieved" if not candidates else "the recognition filter kept no fact")
-        notes[-1] += ": ranked by dense retrieval"
+        reason = "no fact retrieved" if not candidates else "no fact kept"
+        notes.append(f"{reason} and no query entity linked: ranked by dense retrieval")
         return HippoRAG2Run(dense_raw, {}, dense_raw, facts_explained, [], 0, True, notes)
 
     dense_norm = min_max(dense_raw)

@@ -246,15 +246,23 @@ class Retriever:
     def _retrieve_hipporag2(
         self, query: str, top_k: int, pool: int, n_passages: int, timings: dict[str, float], started: float
     ) -> RetrievalResult:
-        t = time.perf_counter()
-        query_vector = self.embedder.encode([query])[0]
-        timings["encode"] = time.perf_counter() - t
+        entities: list[str] = []
+        note = None
+        if self.settings.entity_seeds:
+            t = time.perf_counter()
+            found, note = self.query_entities(query)
+            entities = [e for e in dict.fromkeys(found) if normalize_phrase(e)]
+            timings["query_ner"] = time.perf_counter() - t
+        query_vector, entity_vectors = self._encode(query, entities, timings)
+        linked = self.link(query, entities, entity_vectors, timings) if entities else []
         use_filter = self.fact_filter if self.settings.recognition_filter else None
         # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
         limit = top_k if self.settings.combine_alpha is None else pool
         run = retrieve_hipporag2(
-            self.store, query, query_vector, self.settings, limit, n_passages, use_filter, timings
+            self.store, query, query_vector, self.settings, limit, n_passages, use_filter, timings, linked
         )
+        if note:
+            run.notes.insert(0, note)
         ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
         passages = self.store.get_passages([pid for pid, _ in ranked])
         note = "; ".join(run.notes) or None
@@ -262,6 +270,8 @@ class Retriever:
         for rank, (pid, score) in enumerate(ranked, start=1):
             walked = run.graph_scores.get(pid)
             explanation = Explanation(
+                query_entities=entities,
+                linked=linked,
                 top_phrases=[PhraseScore(phrase=n, score=c) for n, c in walked.top_phrases] if walked else [],
                 graph_score=walked.score if walked else (None if run.used_dense_only else 0.0),
                 dense_score=run.dense_scores.get(pid),
@@ -278,6 +288,8 @@ class Retriever:
             query=query,
             mode="hipporag2",
             passages=results,
+            query_entities=entities,
+            linked=linked,
             used_dense_fallback=run.used_dense_only,
             facts=run.facts,
             seeds=run.seeds,
