@@ -52,10 +52,13 @@ def session_graph_name(kind: str, version: int) -> str:
 
 @dataclass(frozen=True)
 class SessionSummary:
+    """One session as ``aura sessions list`` shows it."""
+
     name: str
     memory: str
     status: str
-    expiry: str | None
+    expiry: str | None  #: the session's hard end (Aura's maximum lifetime), whatever its TTL
+    ttl: str | None = None  #: idle time before Aura deletes it (renewed by every use)
 
 
 class GdsSession(Protocol):
@@ -99,15 +102,17 @@ class SessionManager(Protocol):
 
 
 def aura_problem(settings: Neo4jSettings) -> str | None:
-    """Why ``neo4j.ppr_engine=aura`` cannot run here, or None."""
+    """Why Aura Graph Analytics sessions (``neo4j.ppr_engine=aura``, ``aura sessions``) cannot be
+    reached from here, or None."""
     try:
         import graphdatascience  # noqa: F401
     except ImportError:
-        return f"neo4j.ppr_engine=aura needs the graphdatascience client: {EXTRA_HINT}"
+        return f"Aura Graph Analytics (neo4j.ppr_engine=aura) needs the graphdatascience client: {EXTRA_HINT}"
     if not settings.aura.client_id or settings.aura.client_secret is None:
         return (
-            "neo4j.ppr_engine=aura needs Aura API credentials: neo4j.aura.client_id and "
-            "neo4j.aura.client_secret (HIPPORAG_NEO4J__AURA__CLIENT_ID, HIPPORAG_NEO4J__AURA__CLIENT_SECRET)"
+            "Aura Graph Analytics (neo4j.ppr_engine=aura) needs Aura API credentials: neo4j.aura.client_id "
+            "and neo4j.aura.client_secret (HIPPORAG_NEO4J__AURA__CLIENT_ID, "
+            "HIPPORAG_NEO4J__AURA__CLIENT_SECRET; made in the Aura console under API credentials)"
         )
     return None
 
@@ -190,15 +195,23 @@ class AuraSessions:
         )
 
     def estimate(self, node_count: int, relationship_count: int) -> str:
-        memory = self.sessions.estimate(
-            node_count=node_count, relationship_count=relationship_count, algorithms=ALGORITHMS
-        )
+        try:
+            memory = self.sessions.estimate(
+                node_count=node_count, relationship_count=relationship_count, algorithms=ALGORITHMS
+            )
+        except Exception as exc:  # HTTP and authentication errors of the Aura API
+            raise SessionError(f"Aura API: estimating session memory failed: {exc}") from exc
         return str(memory.value)
 
     def get_or_create(self, name: str, memory: str, ttl: timedelta) -> GdsSession:
-        from graphdatascience.session import DbmsConnectionInfo
+        """An attached session for AuraDB; for a self-managed Neo4j the client needs a cloud location
+        (``neo4j.aura.cloud_provider``/``cloud_region``) and refuses one for AuraDB."""
+        from graphdatascience.session import CloudLocation, DbmsConnectionInfo
 
-        s = self.settings
+        s, aura = self.settings, self.settings.aura
+        location = None
+        if aura.cloud_provider is not None and aura.cloud_region is not None:
+            location = CloudLocation(provider=aura.cloud_provider, region=aura.cloud_region)
         try:
             gds = self.sessions.get_or_create(
                 session_name=name,
@@ -208,23 +221,34 @@ class AuraSessions:
                     username=s.user,
                     password=s.password.get_secret_value(),
                     database=s.database,
+                    aura_instance_id=aura.instance_id,
                 ),
                 ttl=ttl,
+                cloud_location=location,
+                show_progress=False,
             )
         except Exception as exc:
             raise SessionError(f"GDS session {name}: could not get or create it: {exc}") from exc
         return _ClientSession(gds)
 
     def list(self) -> list[SessionSummary]:
+        try:
+            infos = self.sessions.list()
+        except Exception as exc:  # HTTP and authentication errors of the Aura API
+            raise SessionError(f"Aura API: listing GDS sessions failed: {exc}") from exc
         return [
             SessionSummary(
                 str(info.name),
                 str(info.memory),
                 str(info.status),
                 str(info.expiry_date) if info.expiry_date else None,
+                str(info.ttl) if getattr(info, "ttl", None) else None,
             )
-            for info in self.sessions.list()
+            for info in infos
         ]
 
     def delete(self, name: str) -> bool:
-        return bool(self.sessions.delete(session_name=name))
+        try:
+            return bool(self.sessions.delete(session_name=name))
+        except Exception as exc:
+            raise SessionError(f"Aura API: deleting GDS session {name} failed: {exc}") from exc
