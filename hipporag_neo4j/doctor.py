@@ -75,14 +75,16 @@ def _neo4j_store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
             f"; Aura Graph Analytics session {store.aura_session_name()} "
             f"({aura.session_memory or 'memory estimated'}, expires {aura.session_ttl_minutes} min idle)"
         )
-    notes = "; ".join(caps.notes)
+    why = "; ".join(n.removeprefix("PPR: ") for n in caps.ppr_notes)
+    notes = "; ".join(n for n in caps.notes if n not in caps.ppr_notes)
     status = "error" if caps.problems else ("ok" if caps.ppr_engine != "local" else "warn")
     detail = (
         f"Neo4j {caps.neo4j_version} {caps.edition} at {settings.neo4j.uri}, "
         f"database {settings.neo4j.database}, namespace {settings.neo4j.namespace}; "
         f"GDS {gds}; APOC {caps.apoc_version or 'not installed'}; "
-        f"PPR engine: {caps.ppr_engine}"
-        + (f" ({notes})" if notes else "")
+        f"PPR engine: {caps.ppr_engine} (neo4j.ppr_engine={settings.neo4j.ppr_engine})"
+        + (f": {why}" if why else "")
+        + (f"; {notes}" if notes else "")
         + (f"; cannot open: {'; '.join(caps.problems)}" if caps.problems else "")
     )
     return status, detail, data

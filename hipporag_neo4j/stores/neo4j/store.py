@@ -96,7 +96,7 @@ class Neo4jStore:
             problem = None
             if requested == "aura" and self._aura_sessions is None:
                 problem = aura_problem(self.settings)
-            self._caps = detect(self.runner, requested, aura_problem=problem)
+            self._caps = detect(self.runner, requested, aura_problem=problem, uri=self.settings.uri)
         return self._caps
 
     def _ready(self) -> Neo4jCapabilities:
