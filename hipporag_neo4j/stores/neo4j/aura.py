@@ -7,8 +7,11 @@ here and only when the engine is chosen), and the tests implement them with a fa
 Why the client, and which of its calls. GDS sessions are reached two ways: the Cypher API inside AuraDB
 (a remote projection, ``gds.graph.project.remote``, then algorithm calls routed to the session) and the
 Python client. A remote projection identifies nodes by the database's internal ids, which Cypher maps
-back to nodes only through the deprecated ``id()`` function (or by parsing ``elementId``), and it needs
-AuraDB or Neo4j >= 5.24 with the session wiring in the database. The client's ``gds.graph.construct``
+back to nodes only through the deprecated ``id()`` function (or by parsing ``elementId``), and the GDS
+manual's "Aura Graph Analytics" page says the Cypher API serves only sessions attached to AuraDB
+(Professional, Business Critical, Virtual Dedicated Cloud), while the client also serves self-managed
+Neo4j >= 5.24 (with a cloud location, ``neo4j.aura.cloud_provider``/``cloud_region``). The client's
+``gds.graph.construct``
 takes node and relationship tables over Arrow instead: the engine builds them from the graph it reads
 anyway (``local_phrase_graph``/``local_passage_graph``, version-checked, causally consistent), numbers
 the nodes itself and so maps scores back without ``id()``; PageRank then runs in the session with
