@@ -51,6 +51,12 @@ class AuraSettings(_Group):
         None, description="Session size, e.g. '4GB'; unset = estimated from the graph's size for PageRank."
     )
     session_ttl_minutes: int = Field(60, ge=1, le=7 * 24 * 60, description="Idle minutes before expiry.")
+    session_start_timeout_seconds: int = Field(
+        600,
+        ge=1,
+        description="How long the first query waits for a new session to start (Aura: seconds to minutes); "
+        "then it fails, or runs in process with fallback_local.",
+    )
     fallback_local: bool = Field(
         False, description="When a session fails or expires mid-query: PPR in process instead of an error."
     )

@@ -314,6 +314,7 @@ def test_the_graphdatascience_calls_we_make_have_these_signatures() -> None:
         db_connection=object(),
         ttl=timedelta(1),
         cloud_location=None,
+        timeout=600,
         show_progress=False,
     )
     binds(GdsSessions.list, object())
@@ -438,6 +439,7 @@ def test_the_client_wrappers_translate_our_calls_and_errors(monkeypatch: pytest.
     assert made["get_or_create"]["ttl"] == timedelta(minutes=5)
     assert made["get_or_create"]["cloud_location"] is None  # AuraDB: the client refuses a location
     assert made["get_or_create"]["show_progress"] is False and connection.aura_instance_id is None
+    assert made["get_or_create"]["timeout"] == 600  # never the client's default: wait forever
     self_managed = Neo4jSettings(
         uri="neo4j://db.example:7687",
         ppr_engine="aura",

@@ -228,6 +228,7 @@ class AuraSessions:
                 ),
                 ttl=ttl,
                 cloud_location=location,
+                timeout=aura.session_start_timeout_seconds,  # the client waits forever without one
                 show_progress=False,
             )
         except Exception as exc:
