@@ -62,3 +62,15 @@ def test_the_readme_shows_what_doctor_prints() -> None:
             f"README's doctor output for {case.title!r} is stale: run tests/doctor_examples.py"
         )
     assert re.search(r"hipporag-neo4j aura sessions list", readme)
+
+
+def test_aura_is_told_apart_by_its_version_or_its_uri() -> None:
+    from hipporag_neo4j.stores.neo4j.capabilities import decide, is_aura
+
+    assert is_aura("5.27-aura") and is_aura("2025.10.0", "neo4j+s://abcd1234.databases.neo4j.io:7687")
+    assert not is_aura("2025.10.0", "neo4j://localhost:7687") and not is_aura("5.26.0")
+    assert not is_aura("2025.10.0", "neo4j://databases.neo4j.io.example.com")
+    by_uri = decide("2025.10.0", "enterprise", None, None, uri="neo4j+s://abcd1234.databases.neo4j.io")
+    assert by_uri.ppr_engine == "local" and "this Aura instance has no GDS plugin" in by_uri.ppr_notes[0]
+    self_managed = decide("2025.10.0", "enterprise", None, None, uri="neo4j://db.internal:7687")
+    assert "Aura" not in " ".join(self_managed.notes)
