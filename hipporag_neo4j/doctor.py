@@ -90,6 +90,32 @@ def _neo4j_store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     return status, detail, data
 
 
+def _aura(settings: Settings) -> tuple[str, str, dict[str, Any]]:
+    """neo4j.ppr_engine=aura: the Aura API answers these credentials, and this namespace's session's state
+    (listing is free; doctor never starts a session)."""
+    from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+    store = Neo4jStore(settings.neo4j)
+    mine = store.aura_session_name()
+    sessions = store.aura_sessions().list()
+    found = next((s for s in sessions if s.name == mine), None)
+    running = dataclasses.asdict(found) if found else None
+    data = {"session": mine, "running": running, "visible": len(sessions)}
+    if found is None:
+        return (
+            "ok",
+            f"Aura API answers ({len(sessions)} sessions visible); session {mine} is not running: the first "
+            "query starts it, billed from then on",
+            data,
+        )
+    return (
+        "ok",
+        f"Aura API answers; session {mine} is {found.status} ({found.memory}, expires "
+        f"{found.expiry or '-'}): delete it with `hipporag-neo4j aura sessions delete`",
+        data,
+    )
+
+
 def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     from hipporag_neo4j.embedding import create_embedder
 
@@ -138,8 +164,10 @@ def _llm(settings: Settings) -> tuple[str, str, dict[str, Any]]:
 
 
 def run_doctor(settings: Settings) -> dict[str, Any]:
+    aura = settings.backend == "neo4j" and settings.neo4j.ppr_engine == "aura"
     checks = [
         _check("store", lambda: _store(settings)),
+        *([_check("aura", lambda: _aura(settings))] if aura else []),
         _check("embedding", lambda: _embedding(settings)),
         _check("spacy", lambda: _spacy(settings)),
         _check("llm", lambda: _llm(settings)),

@@ -167,3 +167,40 @@ def test_the_client_answers_and_errors_reach_the_user(env: pytest.MonkeyPatch) -
     code, _, err = run("aura", "sessions", "delete")
     assert code == 1
     assert f"Aura API: deleting GDS session {OURS} failed: 401 Unauthorized" in err
+
+
+def test_doctor_checks_the_aura_api_when_the_aura_engine_is_chosen(env: pytest.MonkeyPatch) -> None:
+    """``doctor`` with neo4j.ppr_engine=aura adds an ``aura`` check: the API answers the credentials, and
+    whether this namespace's session runs (listed, never started)."""
+    import neo4j
+    from neo4j_fake import FakeDriver, server
+
+    from hipporag_neo4j import doctor
+    from hipporag_neo4j.errors import StoreError
+    from hipporag_neo4j.settings import load_settings
+
+    driver = server(FakeDriver(), version="5.27-aura", edition="enterprise", gds=None)
+    env.setattr(neo4j.GraphDatabase, "driver", lambda *a, **k: driver)
+    env.setenv("HIPPORAG_NEO4J_URI", "neo4j+s://abcd1234.databases.neo4j.io")
+    env.setenv("HIPPORAG_NEO4J__PPR_ENGINE", "aura")
+    sessions = Sessions(OURS)
+    use(env, sessions)
+    _, out, _ = run("--json", "doctor")  # exit code: also the embedding and spaCy checks
+    checks = {c["name"]: c for c in json.loads(out)["checks"]}
+    assert checks["store"]["status"] == "ok" and "PPR engine: aura" in checks["store"]["detail"]
+    assert checks["aura"]["status"] == "ok", checks["aura"]
+    assert f"session {OURS} is Ready (4GB, expires 2026-11-30 14:00:00)" in checks["aura"]["detail"]
+    assert sessions.names == [OURS]  # nothing started, nothing deleted
+
+    settings = load_settings()
+    use(env, Sessions())
+    idle = doctor._check("aura", lambda: doctor._aura(settings))
+    assert idle["status"] == "ok" and "is not running: the first query starts it" in idle["detail"]
+
+    class Refused(Sessions):
+        def list(self) -> list[SessionSummary]:
+            raise StoreError("Aura API: listing GDS sessions failed: 401 Unauthorized")
+
+    use(env, Refused())
+    refused = doctor._check("aura", lambda: doctor._aura(settings))
+    assert refused["status"] == "error" and "401 Unauthorized" in refused["detail"]
