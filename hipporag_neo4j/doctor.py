@@ -92,7 +92,7 @@ def _neo4j_store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
 
 def _aura(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     """neo4j.ppr_engine=aura: the Aura API answers these credentials, and this namespace's session's state
-    (listing is free; doctor never starts a session)."""
+    (doctor lists sessions, never starts one)."""
     from hipporag_neo4j.stores.neo4j.store import Neo4jStore
 
     store = Neo4jStore(settings.neo4j)
