@@ -303,7 +303,14 @@ def test_the_graphdatascience_calls_we_make_have_these_signatures() -> None:
 
     binds(AuraAPICredentials, client_id="i", client_secret="s", project_id=None)
     binds(GdsSessions, api_credentials=object())
-    binds(GdsSessions.estimate, object(), node_count=1, relationship_count=1, algorithms=ALGORITHMS)
+    binds(
+        GdsSessions.estimate,
+        object(),
+        node_count=1,
+        relationship_count=1,
+        relationship_property_count=1,
+        algorithms=ALGORITHMS,
+    )
     binds(DbmsConnectionInfo, uri="u", username="n", password="p", database="d", aura_instance_id=None)
     binds(CloudLocation, provider="gcp", region="europe-west1")
     binds(
@@ -428,6 +435,7 @@ def test_the_client_wrappers_translate_our_calls_and_errors(monkeypatch: pytest.
     manager = aura.AuraSessions(settings)
     assert made["credentials"].client_secret == "sec"
     assert manager.estimate(10, 20) == "4GB" and made["estimate"]["algorithms"] == ["pageRank"]
+    assert made["estimate"]["relationship_property_count"] == 1  # the weight
     manager.get_or_create("hipporag-neo4j-kb", "4GB", timedelta(minutes=5))
     connection = made["get_or_create"]["db_connection"]
     assert (connection.uri, connection.username, connection.password, connection.database) == (

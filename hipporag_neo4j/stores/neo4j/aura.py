@@ -200,7 +200,10 @@ class AuraSessions:
     def estimate(self, node_count: int, relationship_count: int) -> str:
         try:
             memory = self.sessions.estimate(
-                node_count=node_count, relationship_count=relationship_count, algorithms=ALGORITHMS
+                node_count=node_count,
+                relationship_count=relationship_count,
+                relationship_property_count=1,  # the weight PageRank reads
+                algorithms=ALGORITHMS,
             )
         except Exception as exc:  # HTTP and authentication errors of the Aura API
             raise SessionError(f"Aura API: estimating session memory failed: {exc}") from exc
