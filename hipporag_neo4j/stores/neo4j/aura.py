@@ -21,7 +21,13 @@ weighted source nodes (``gds.page_rank.stream(G, source_nodes=[(id, weight), ...
 Sessions cost money while they run: the store never starts one unless ``neo4j.ppr_engine=aura``; it
 reuses one session per database and namespace (:func:`session_name`), projects once per graph version,
 drops older graphs in the session, and leaves the session to expire after its TTL unless deleted
-(:meth:`SessionManager.delete`).
+(:meth:`SessionManager.delete`, ``hipporag-neo4j aura sessions delete``).
+
+Not used on a self-managed GDS plugin. There the client's memory estimate before projecting is the
+``gds.graph.project.estimate`` procedure called over Cypher (graphdatascience 2.2,
+``procedure_surface/cypher/catalog/projection_cypher_endpoints.py``), which the store could call without
+the client, and its Arrow projection needs GDS Enterprise with the Arrow server enabled. Nothing of either
+has been run or measured here (no server).
 """
 
 from __future__ import annotations
