@@ -16,6 +16,7 @@ from typing import Any, TypeVar, get_args
 import click
 
 from hipporag_neo4j.api import HippoRAG
+from hipporag_neo4j.aura_cli import aura_cmd
 from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.evaluation.cli import eval_cmd
 from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult, RetrievalStrategy
@@ -343,6 +344,7 @@ def demo_cmd(ctx: Context, keep: Path | None) -> None:
 
 
 main.add_command(eval_cmd)
+main.add_command(aura_cmd)
 
 
 if __name__ == "__main__":

@@ -75,17 +75,45 @@ def _neo4j_store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
             f"; Aura Graph Analytics session {store.aura_session_name()} "
             f"({aura.session_memory or 'memory estimated'}, expires {aura.session_ttl_minutes} min idle)"
         )
-    notes = "; ".join(caps.notes)
+    why = "; ".join(n.removeprefix("PPR: ") for n in caps.ppr_notes)
+    notes = "; ".join(n for n in caps.notes if n not in caps.ppr_notes)
     status = "error" if caps.problems else ("ok" if caps.ppr_engine != "local" else "warn")
     detail = (
         f"Neo4j {caps.neo4j_version} {caps.edition} at {settings.neo4j.uri}, "
         f"database {settings.neo4j.database}, namespace {settings.neo4j.namespace}; "
         f"GDS {gds}; APOC {caps.apoc_version or 'not installed'}; "
-        f"PPR engine: {caps.ppr_engine}"
-        + (f" ({notes})" if notes else "")
+        f"PPR engine: {caps.ppr_engine} (neo4j.ppr_engine={settings.neo4j.ppr_engine})"
+        + (f": {why}" if why else "")
+        + (f"; {notes}" if notes else "")
         + (f"; cannot open: {'; '.join(caps.problems)}" if caps.problems else "")
     )
     return status, detail, data
+
+
+def _aura(settings: Settings) -> tuple[str, str, dict[str, Any]]:
+    """neo4j.ppr_engine=aura: the Aura API answers these credentials, and this namespace's session's state
+    (doctor lists sessions, never starts one)."""
+    from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+    store = Neo4jStore(settings.neo4j)
+    mine = store.aura_session_name()
+    sessions = store.aura_sessions().list()
+    found = next((s for s in sessions if s.name == mine), None)
+    running = dataclasses.asdict(found) if found else None
+    data = {"session": mine, "running": running, "visible": len(sessions)}
+    if found is None:
+        return (
+            "ok",
+            f"Aura API answers ({len(sessions)} sessions visible); session {mine} is not running: the first "
+            "query starts it, billed from then on",
+            data,
+        )
+    return (
+        "ok",
+        f"Aura API answers; session {mine} is {found.status} ({found.memory}, expires "
+        f"{found.expiry or '-'}): delete it with `hipporag-neo4j aura sessions delete`",
+        data,
+    )
 
 
 def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:
@@ -136,8 +164,10 @@ def _llm(settings: Settings) -> tuple[str, str, dict[str, Any]]:
 
 
 def run_doctor(settings: Settings) -> dict[str, Any]:
+    aura = settings.backend == "neo4j" and settings.neo4j.ppr_engine == "aura"
     checks = [
         _check("store", lambda: _store(settings)),
+        *([_check("aura", lambda: _aura(settings))] if aura else []),
         _check("embedding", lambda: _embedding(settings)),
         _check("spacy", lambda: _spacy(settings)),
         _check("llm", lambda: _llm(settings)),

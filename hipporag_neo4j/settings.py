@@ -51,9 +51,32 @@ class AuraSettings(_Group):
         None, description="Session size, e.g. '4GB'; unset = estimated from the graph's size for PageRank."
     )
     session_ttl_minutes: int = Field(60, ge=1, le=7 * 24 * 60, description="Idle minutes before expiry.")
+    session_start_timeout_seconds: int = Field(
+        600,
+        ge=1,
+        description="How long the first query waits for a new session to start (Aura: seconds to minutes); "
+        "then it fails, or runs in process with fallback_local.",
+    )
     fallback_local: bool = Field(
         False, description="When a session fails or expires mid-query: PPR in process instead of an error."
     )
+    instance_id: str | None = Field(
+        None,
+        description="AuraDB instance id (the xxxxxxxx of xxxxxxxx.databases.neo4j.io) the session attaches "
+        "to; unset = derived from neo4j.uri by the client (deprecated there).",
+    )
+    cloud_provider: Literal["gcp", "aws", "azure"] | None = Field(
+        None, description="Self-managed Neo4j only: the cloud the session runs in (with cloud_region)."
+    )
+    cloud_region: str | None = Field(
+        None, description="Self-managed Neo4j only: the session's region, e.g. 'europe-west1'."
+    )
+
+    @model_validator(mode="after")
+    def _location_pair(self) -> AuraSettings:
+        if (self.cloud_provider is None) != (self.cloud_region is None):
+            raise ValueError("neo4j.aura.cloud_provider and neo4j.aura.cloud_region are set together")
+        return self
 
 
 class Neo4jSettings(_Group):
@@ -286,12 +309,16 @@ def _check_unknown_env(environ: dict[str, str]) -> None:
             raise ConfigError(
                 f"unknown setting {name}: no group {group!r} (groups: {', '.join(sorted(groups))})"
             )
-        group_fields = Settings.model_fields[group].annotation.model_fields  # type: ignore[union-attr]
-        if field and field not in group_fields:
-            raise ConfigError(
-                f"unknown setting {name}: {group} has no field {field!r} "
-                f"(fields: {', '.join(sorted(group_fields))})"
-            )
+        model: Any = Settings.model_fields[group].annotation
+        where = group
+        for part in field.split("__") if field else []:  # nested groups too, e.g. NEO4J__AURA__CLIENT_ID
+            fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+            if part not in fields:
+                raise ConfigError(
+                    f"unknown setting {name}: {where} has no field {part!r} "
+                    f"(fields: {', '.join(sorted(fields)) or 'none: it is a value'})"
+                )
+            model, where = fields[part].annotation, f"{where}.{part}"
 
 
 def load_settings(overrides: dict[str, Any] | None = None, env_file: str | Path | None = ".env") -> Settings:

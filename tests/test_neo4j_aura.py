@@ -286,7 +286,13 @@ def test_the_graphdatascience_calls_we_make_have_these_signatures() -> None:
     graphdatascience = pytest.importorskip("graphdatascience", reason="the [aura] extra is not installed")
     from graphdatascience.procedure_surface.api.centrality.pagerank_endpoints import PageRankEndpoints
     from graphdatascience.procedure_surface.arrow.catalog.catalog_arrow_endpoints import CatalogArrowEndpoints
-    from graphdatascience.session import AuraAPICredentials, DbmsConnectionInfo, GdsSessions, SessionInfo
+    from graphdatascience.session import (
+        AuraAPICredentials,
+        CloudLocation,
+        DbmsConnectionInfo,
+        GdsSessions,
+        SessionInfo,
+    )
     from graphdatascience.session.aura_graph_data_science import AuraGraphDataScience
 
     major = int(graphdatascience.__version__.split(".")[0])
@@ -297,8 +303,16 @@ def test_the_graphdatascience_calls_we_make_have_these_signatures() -> None:
 
     binds(AuraAPICredentials, client_id="i", client_secret="s", project_id=None)
     binds(GdsSessions, api_credentials=object())
-    binds(GdsSessions.estimate, object(), node_count=1, relationship_count=1, algorithms=ALGORITHMS)
-    binds(DbmsConnectionInfo, uri="u", username="n", password="p", database="d")
+    binds(
+        GdsSessions.estimate,
+        object(),
+        node_count=1,
+        relationship_count=1,
+        relationship_property_count=1,
+        algorithms=ALGORITHMS,
+    )
+    binds(DbmsConnectionInfo, uri="u", username="n", password="p", database="d", aura_instance_id=None)
+    binds(CloudLocation, provider="gcp", region="europe-west1")
     binds(
         GdsSessions.get_or_create,
         object(),
@@ -306,6 +320,9 @@ def test_the_graphdatascience_calls_we_make_have_these_signatures() -> None:
         memory="2GB",
         db_connection=object(),
         ttl=timedelta(1),
+        cloud_location=None,
+        timeout=600,
+        show_progress=False,
     )
     binds(GdsSessions.list, object())
     binds(GdsSessions.delete, object(), session_name="s")
@@ -325,10 +342,7 @@ def test_the_graphdatascience_calls_we_make_have_these_signatures() -> None:
     assert isinstance(inspect.getattr_static(AuraGraphDataScience, "graph"), property)
     assert isinstance(inspect.getattr_static(AuraGraphDataScience, "page_rank"), property)
     binds(AuraGraphDataScience.close, object())
-    fields = {
-        f for f in ("name", "memory", "status", "expiry_date") if hasattr(SessionInfo, "__dataclass_fields__")
-    }
-    assert fields <= set(getattr(SessionInfo, "__dataclass_fields__", {}))
+    assert {"name", "memory", "status", "expiry_date", "ttl"} <= set(SessionInfo.__dataclass_fields__)
     from graphdatascience.session import SessionMemory
 
     assert str(SessionMemory.m_2GB.value) == "2GB"  # estimate() returns SessionMemory; we keep its text
@@ -421,6 +435,7 @@ def test_the_client_wrappers_translate_our_calls_and_errors(monkeypatch: pytest.
     manager = aura.AuraSessions(settings)
     assert made["credentials"].client_secret == "sec"
     assert manager.estimate(10, 20) == "4GB" and made["estimate"]["algorithms"] == ["pageRank"]
+    assert made["estimate"]["relationship_property_count"] == 1  # the weight
     manager.get_or_create("hipporag-neo4j-kb", "4GB", timedelta(minutes=5))
     connection = made["get_or_create"]["db_connection"]
     assert (connection.uri, connection.username, connection.password, connection.database) == (
@@ -430,6 +445,28 @@ def test_the_client_wrappers_translate_our_calls_and_errors(monkeypatch: pytest.
         "neo4j",
     )
     assert made["get_or_create"]["ttl"] == timedelta(minutes=5)
+    assert made["get_or_create"]["cloud_location"] is None  # AuraDB: the client refuses a location
+    assert made["get_or_create"]["show_progress"] is False and connection.aura_instance_id is None
+    assert made["get_or_create"]["timeout"] == 600  # never the client's default: wait forever
+    self_managed = Neo4jSettings(
+        uri="neo4j://db.example:7687",
+        ppr_engine="aura",
+        aura={
+            "client_id": "id",
+            "client_secret": "sec",
+            "cloud_provider": "gcp",
+            "cloud_region": "europe-west1",
+        },
+    )
+    aura.AuraSessions(self_managed).get_or_create("hipporag-neo4j-kb", "4GB", timedelta(minutes=5))
+    assert made["get_or_create"]["cloud_location"] == client.CloudLocation("gcp", "europe-west1")
+    attached = Neo4jSettings(
+        uri="neo4j+s://abcd1234.databases.neo4j.io",
+        ppr_engine="aura",
+        aura={"client_id": "id", "client_secret": "sec", "instance_id": "abcd1234"},
+    )
+    aura.AuraSessions(attached).get_or_create("hipporag-neo4j-kb", "4GB", timedelta(minutes=5))
+    assert made["get_or_create"]["db_connection"].aura_instance_id == "abcd1234"
     assert [s.name for s in manager.list()] == ["hipporag-neo4j-kb"]
     assert manager.delete("hipporag-neo4j-kb") and made["delete"] == "hipporag-neo4j-kb"
 

@@ -72,3 +72,21 @@ def test_secrets_are_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     shown = repr(s) + str(s.redacted())
     assert "hunter2-secret" not in shown and "sk-live-secret" not in shown
     assert s.neo4j.password.get_secret_value() == "hunter2-secret"
+
+
+def test_the_aura_group_is_set_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two levels deep (neo4j.aura.*): the names the aura engine's errors and the README tell users."""
+    monkeypatch.setenv("HIPPORAG_NEO4J__PPR_ENGINE", "aura")
+    monkeypatch.setenv("HIPPORAG_NEO4J__AURA__CLIENT_ID", "client")
+    monkeypatch.setenv("HIPPORAG_NEO4J__AURA__CLIENT_SECRET", "aura-secret")
+    monkeypatch.setenv("HIPPORAG_NEO4J__AURA__SESSION_TTL_MINUTES", "30")
+    s = load_settings()
+    assert s.neo4j.ppr_engine == "aura" and s.neo4j.aura.client_id == "client"
+    assert s.neo4j.aura.session_ttl_minutes == 30 and "aura-secret" not in str(s.redacted())
+    monkeypatch.setenv("HIPPORAG_NEO4J__AURA__CLIENT_SECRT", "x")
+    with pytest.raises(ConfigError, match=r"neo4j\.aura has no field 'client_secrt'"):
+        load_settings()
+    monkeypatch.delenv("HIPPORAG_NEO4J__AURA__CLIENT_SECRT")
+    monkeypatch.setenv("HIPPORAG_NEO4J__AURA__CLOUD_PROVIDER", "gcp")  # without cloud_region
+    with pytest.raises(ConfigError, match="cloud_region are set together"):
+        load_settings()

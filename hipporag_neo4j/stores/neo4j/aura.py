@@ -7,8 +7,11 @@ here and only when the engine is chosen), and the tests implement them with a fa
 Why the client, and which of its calls. GDS sessions are reached two ways: the Cypher API inside AuraDB
 (a remote projection, ``gds.graph.project.remote``, then algorithm calls routed to the session) and the
 Python client. A remote projection identifies nodes by the database's internal ids, which Cypher maps
-back to nodes only through the deprecated ``id()`` function (or by parsing ``elementId``), and it needs
-AuraDB or Neo4j >= 5.24 with the session wiring in the database. The client's ``gds.graph.construct``
+back to nodes only through the deprecated ``id()`` function (or by parsing ``elementId``), and the GDS
+manual's "Aura Graph Analytics" page says the Cypher API serves only sessions attached to AuraDB
+(Professional, Business Critical, Virtual Dedicated Cloud), while the client also serves self-managed
+Neo4j >= 5.24 (with a cloud location, ``neo4j.aura.cloud_provider``/``cloud_region``). The client's
+``gds.graph.construct``
 takes node and relationship tables over Arrow instead: the engine builds them from the graph it reads
 anyway (``local_phrase_graph``/``local_passage_graph``, version-checked, causally consistent), numbers
 the nodes itself and so maps scores back without ``id()``; PageRank then runs in the session with
@@ -18,7 +21,13 @@ weighted source nodes (``gds.page_rank.stream(G, source_nodes=[(id, weight), ...
 Sessions cost money while they run: the store never starts one unless ``neo4j.ppr_engine=aura``; it
 reuses one session per database and namespace (:func:`session_name`), projects once per graph version,
 drops older graphs in the session, and leaves the session to expire after its TTL unless deleted
-(:meth:`SessionManager.delete`).
+(:meth:`SessionManager.delete`, ``hipporag-neo4j aura sessions delete``).
+
+Not used on a self-managed GDS plugin. There the client's memory estimate before projecting is the
+``gds.graph.project.estimate`` procedure called over Cypher (graphdatascience 2.2,
+``procedure_surface/cypher/catalog/projection_cypher_endpoints.py``), which the store could call without
+the client, and its Arrow projection needs GDS Enterprise with the Arrow server enabled. Nothing of either
+has been run or measured here (no server).
 """
 
 from __future__ import annotations
@@ -52,10 +61,13 @@ def session_graph_name(kind: str, version: int) -> str:
 
 @dataclass(frozen=True)
 class SessionSummary:
+    """One session as ``aura sessions list`` shows it."""
+
     name: str
     memory: str
     status: str
-    expiry: str | None
+    expiry: str | None  #: the session's hard end (Aura's maximum lifetime), whatever its TTL
+    ttl: str | None = None  #: idle time before Aura deletes it (renewed by every use)
 
 
 class GdsSession(Protocol):
@@ -99,15 +111,17 @@ class SessionManager(Protocol):
 
 
 def aura_problem(settings: Neo4jSettings) -> str | None:
-    """Why ``neo4j.ppr_engine=aura`` cannot run here, or None."""
+    """Why Aura Graph Analytics sessions (``neo4j.ppr_engine=aura``, ``aura sessions``) cannot be
+    reached from here, or None."""
     try:
         import graphdatascience  # noqa: F401
     except ImportError:
-        return f"neo4j.ppr_engine=aura needs the graphdatascience client: {EXTRA_HINT}"
+        return f"Aura Graph Analytics (neo4j.ppr_engine=aura) needs the graphdatascience client: {EXTRA_HINT}"
     if not settings.aura.client_id or settings.aura.client_secret is None:
         return (
-            "neo4j.ppr_engine=aura needs Aura API credentials: neo4j.aura.client_id and "
-            "neo4j.aura.client_secret (HIPPORAG_NEO4J__AURA__CLIENT_ID, HIPPORAG_NEO4J__AURA__CLIENT_SECRET)"
+            "Aura Graph Analytics (neo4j.ppr_engine=aura) needs Aura API credentials: neo4j.aura.client_id "
+            "and neo4j.aura.client_secret (HIPPORAG_NEO4J__AURA__CLIENT_ID, "
+            "HIPPORAG_NEO4J__AURA__CLIENT_SECRET; made in the Aura console under API credentials)"
         )
     return None
 
@@ -190,15 +204,26 @@ class AuraSessions:
         )
 
     def estimate(self, node_count: int, relationship_count: int) -> str:
-        memory = self.sessions.estimate(
-            node_count=node_count, relationship_count=relationship_count, algorithms=ALGORITHMS
-        )
+        try:
+            memory = self.sessions.estimate(
+                node_count=node_count,
+                relationship_count=relationship_count,
+                relationship_property_count=1,  # the weight PageRank reads
+                algorithms=ALGORITHMS,
+            )
+        except Exception as exc:  # HTTP and authentication errors of the Aura API
+            raise SessionError(f"Aura API: estimating session memory failed: {exc}") from exc
         return str(memory.value)
 
     def get_or_create(self, name: str, memory: str, ttl: timedelta) -> GdsSession:
-        from graphdatascience.session import DbmsConnectionInfo
+        """An attached session for AuraDB; for a self-managed Neo4j the client needs a cloud location
+        (``neo4j.aura.cloud_provider``/``cloud_region``) and refuses one for AuraDB."""
+        from graphdatascience.session import CloudLocation, DbmsConnectionInfo
 
-        s = self.settings
+        s, aura = self.settings, self.settings.aura
+        location = None
+        if aura.cloud_provider is not None and aura.cloud_region is not None:
+            location = CloudLocation(provider=aura.cloud_provider, region=aura.cloud_region)
         try:
             gds = self.sessions.get_or_create(
                 session_name=name,
@@ -208,23 +233,35 @@ class AuraSessions:
                     username=s.user,
                     password=s.password.get_secret_value(),
                     database=s.database,
+                    aura_instance_id=aura.instance_id,
                 ),
                 ttl=ttl,
+                cloud_location=location,
+                timeout=aura.session_start_timeout_seconds,  # the client waits forever without one
+                show_progress=False,
             )
         except Exception as exc:
             raise SessionError(f"GDS session {name}: could not get or create it: {exc}") from exc
         return _ClientSession(gds)
 
     def list(self) -> list[SessionSummary]:
+        try:
+            infos = self.sessions.list()
+        except Exception as exc:  # HTTP and authentication errors of the Aura API
+            raise SessionError(f"Aura API: listing GDS sessions failed: {exc}") from exc
         return [
             SessionSummary(
                 str(info.name),
                 str(info.memory),
                 str(info.status),
                 str(info.expiry_date) if info.expiry_date else None,
+                str(info.ttl) if getattr(info, "ttl", None) else None,
             )
-            for info in self.sessions.list()
+            for info in infos
         ]
 
     def delete(self, name: str) -> bool:
-        return bool(self.sessions.delete(session_name=name))
+        try:
+            return bool(self.sessions.delete(session_name=name))
+        except Exception as exc:
+            raise SessionError(f"Aura API: deleting GDS session {name} failed: {exc}") from exc

@@ -63,6 +63,8 @@ class Neo4jCapabilities:
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # non-empty: open() raises CapabilityError
     gds_status: GdsStatus = "absent"
+    #: The notes that say why ``ppr_engine`` runs (also in ``notes``, first).
+    ppr_notes: list[str] = field(default_factory=list)
 
     @property
     def usable(self) -> bool:
@@ -101,22 +103,30 @@ def _choose_engine(
         notes.append("PPR: in process over the graph read from Neo4j (neo4j.ppr_engine=local)")
         return "local"
     if status == "absent":
-        message = (
-            "the Graph Data Science plugin is not installed (or not loaded: when "
-            f"{ALLOWLIST_SETTING} is set it must include gds.*)"
-        )
+        if on_aura:
+            message = (
+                "this Aura instance has no GDS plugin (AuraDB Free has none; Professional only with the "
+                "Graph Analytics plugin enabled; Business Critical and Virtual Dedicated Cloud serve GDS "
+                "through Aura Graph Analytics sessions instead)"
+            )
+        else:
+            message = (
+                "the Graph Data Science plugin is not installed (or not loaded: when "
+                f"{ALLOWLIST_SETTING} is set it must include gds.*; Community needs NEO4J_PLUGINS="
+                "'[\"graph-data-science\"]' in Docker)"
+            )
         if requested == "gds":
             problems.append(f"neo4j.ppr_engine=gds but {message}")
-        if on_aura:
-            notes.append(
-                "Aura without the GDS plugin: Aura Graph Analytics sessions (Professional and up) can run "
-                "PPR with neo4j.ppr_engine=aura; auto never starts one, as sessions are billed"
-            )
         notes.append(
-            f"PPR: no GDS ({message}; e.g. Aura Free, or Community without NEO4J_PLUGINS="
-            "'[\"graph-data-science\"]'): runs in process over the graph read from Neo4j, cached per graph "
+            f"PPR: no GDS ({message}): runs in process over the graph read from Neo4j, cached per graph "
             "version"
         )
+        if on_aura:
+            notes.append(
+                "Aura Graph Analytics sessions (AuraDB Professional, Business Critical, Virtual Dedicated "
+                "Cloud; not Free) can run PPR instead with neo4j.ppr_engine=aura, the [aura] extra and Aura "
+                "API credentials; auto never starts one, as sessions are billed while they run"
+            )
         return "local"
     if status == "restricted":
         message = (
@@ -157,6 +167,12 @@ def _choose_engine(
     return engine
 
 
+def is_aura(neo4j_version: str, uri: str | None = None) -> bool:
+    """An Aura instance: its version carries ``-aura``, or its URI is on ``databases.neo4j.io``."""
+    host = (uri or "").split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0].lower()
+    return "aura" in neo4j_version.lower() or host.endswith(".databases.neo4j.io")
+
+
 def decide(
     neo4j_version: str,
     edition: str,
@@ -165,9 +181,10 @@ def decide(
     requested: RequestedEngine = "auto",
     gds_restricted: bool = False,
     aura_problem: str | None = None,
+    uri: str | None = None,
 ) -> Neo4jCapabilities:
     """The store's plan for this server. ``gds_restricted``: GDS is installed but its procedures fail
-    to run (sandboxed: not in dbms.security.procedures.unrestricted)."""
+    to run (sandboxed: not in dbms.security.procedures.unrestricted). ``uri`` only tells Aura apart."""
     notes: list[str] = []
     problems: list[str] = []
     server = parse_version(neo4j_version)
@@ -182,8 +199,10 @@ def decide(
     if edition.lower() == "community":
         notes.append("Community Edition: embeddings stored as LIST<FLOAT> properties")
     status = gds_status_of(gds_version, gds_restricted)
-    on_aura = "aura" in neo4j_version.lower()
-    engine = _choose_engine(gds_version, status, requested, notes, problems, aura_problem, on_aura)
+    ppr_notes: list[str] = []
+    on_aura = is_aura(neo4j_version, uri)
+    engine = _choose_engine(gds_version, status, requested, ppr_notes, problems, aura_problem, on_aura)
+    notes[:0] = ppr_notes  # why the engine runs comes first
     notes.append(
         f"APOC {apoc_version} installed (not needed)" if apoc_version else "APOC not installed (not needed)"
     )
@@ -198,6 +217,7 @@ def decide(
         notes=notes,
         problems=problems,
         gds_status=status,
+        ppr_notes=ppr_notes,
     )
 
 
@@ -207,7 +227,10 @@ def _is_sandboxed(error: StoreError) -> bool:
 
 
 def detect(
-    runner: CypherRunner, requested: RequestedEngine = "auto", aura_problem: str | None = None
+    runner: CypherRunner,
+    requested: RequestedEngine = "auto",
+    aura_problem: str | None = None,
+    uri: str | None = None,
 ) -> Neo4jCapabilities:
     """Ask the server for its version, edition and plugins, then :func:`decide`.
 
@@ -239,4 +262,5 @@ def detect(
         requested,
         gds_restricted=restricted,
         aura_problem=aura_problem,
+        uri=uri,
     )

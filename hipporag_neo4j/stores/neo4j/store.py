@@ -96,7 +96,7 @@ class Neo4jStore:
             problem = None
             if requested == "aura" and self._aura_sessions is None:
                 problem = aura_problem(self.settings)
-            self._caps = detect(self.runner, requested, aura_problem=problem)
+            self._caps = detect(self.runner, requested, aura_problem=problem, uri=self.settings.uri)
         return self._caps
 
     def _ready(self) -> Neo4jCapabilities:
@@ -199,12 +199,14 @@ class Neo4jStore:
     def aura_session_name(self) -> str:
         return session_name(self.database, self.namespace)
 
-    def delete_aura_session(self) -> bool:
-        """Delete this namespace's session now (otherwise it expires by its TTL)."""
-        if isinstance(self._engine, AuraPpr):
+    def delete_aura_session(self, name: str | None = None) -> bool:
+        """Delete this namespace's session (or the session ``name``) now, instead of leaving it to expire
+        by its TTL. False when no such session exists."""
+        target = name or self.aura_session_name()
+        if target == self.aura_session_name() and isinstance(self._engine, AuraPpr):
             self._engine.session = None
             self._engine.constructed.clear()
-        return self.aura_sessions().delete(self.aura_session_name())
+        return self.aura_sessions().delete(target)
 
     def _aura_engine(self) -> AuraPpr:
         aura = self.settings.aura
