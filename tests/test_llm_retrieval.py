@@ -23,6 +23,7 @@ OPENIE = "RDF (Resource Description Framework) graph"
 FILTER = "You filter candidate facts"
 IRCOT = "You answer multi-hop questions step by step"
 CLUES = "You help a retrieval system find the passages"
+QUERY_NER = "entity extraction system"
 
 PASSAGES = {
     "danube": (
@@ -55,6 +56,10 @@ def memory(llm_server: ReplayServer, tmp_path: Path) -> Iterator[HippoRAG]:
         first_words = passage.text[:20]
         llm_server.script(Reply.completion(ner), system=NER, match=first_words)
         llm_server.script(Reply.completion(openie), system=OPENIE, match=first_words)
+    # hipporag2 also seeds the query's own entities: the LLM's query NER names them
+    llm_server.script(
+        Reply.completion('{"named_entities": ["Danube", "European Union"]}'), system=QUERY_NER, repeat=True
+    )
     settings = load_settings(
         {
             "store": {"path": str(tmp_path / "store")},
@@ -93,6 +98,7 @@ def test_recognition_filter_keeps_the_facts_the_llm_chose(memory: HippoRAG, llm_
     assert kept == {("vienna", "is capital of", "austria"), ("austria", "joined", "european union")}
     assert len(result.facts) == 6  # every candidate, kept or not
     assert {s.phrase for s in result.seeds} == {"vienna", "austria", "european union"}
+    assert {link.phrase for link in result.linked} == {"danube", "european union"}  # the query's entities
     assert result.passages[0].passage.id == "austria"
     assert result.passages[0].explanation.facts  # the kept facts travel with every passage
     assert not result.used_dense_fallback
