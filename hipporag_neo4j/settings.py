@@ -70,7 +70,9 @@ class Neo4jSettings(_Group):
     password: SecretStr = SecretStr("")
     database: str = Field("neo4j", description="Database name.")
     namespace: str = Field(
-        "default", description="Knowledge-base name; several share one database without touching each other."
+        "default",
+        description="Knowledge-base name; several share one database without touching each other. "
+        "The embedded store keeps each namespace but 'default' in <store.path>/namespaces/<name>.",
     )
     batch_size: int = Field(500, ge=1, le=100_000, description="Rows per UNWIND write batch.")
     max_retries: int = Field(5, ge=0, le=50, description="Retries of a write batch on transient errors.")
@@ -159,6 +161,12 @@ class ExtractionSettings(_Group):
         256, ge=16, description="Passages longer than this (embedder tokens) are split into chunks."
     )
     on_long_passage: Literal["chunk", "reject"] = "chunk"
+    max_chunks: int = Field(
+        200,
+        ge=1,
+        description="A passage that would split into more chunks than this is rejected (a 2 MB text "
+        "is ~1,300 chunks of 256 tokens: split such files, or raise this knowingly).",
+    )
 
 
 class RetrievalSettings(_Group):
@@ -267,6 +275,13 @@ class Settings(BaseSettings):
         if self.store.backend == "neo4j" and not self.neo4j.uri:
             raise ValueError("store.backend is 'neo4j' but neo4j.uri (HIPPORAG_NEO4J_URI) is not set")
         return self
+
+    @property
+    def embedded_store_path(self) -> Path:
+        """The embedded store's directory for the configured namespace ('default' is store.path itself,
+        as in stores made before namespaces)."""
+        namespace = self.neo4j.namespace
+        return self.store.path if namespace == "default" else self.store.path / "namespaces" / namespace
 
     @property
     def backend(self) -> Literal["embedded", "neo4j"]:
