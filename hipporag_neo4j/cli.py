@@ -305,6 +305,8 @@ def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
             f"{report.phrases_removed} phrases, {report.facts_removed} facts, "
             f"{report.synonym_edges_removed} synonym edges"
         )
+        if report.missing:
+            click.secho(f"  not found: {', '.join(report.missing)}", fg="yellow")
 
     _emit(ctx, payload, human)
     if report.missing:

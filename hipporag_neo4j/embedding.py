@@ -97,9 +97,9 @@ class SentenceTransformerEmbedder:
                     self._model = SentenceTransformer(target, device=self.device)
                 except Exception as exc:  # sentence-transformers raises OSError, ValueError, HF errors...
                     raise EmbeddingError(
-                        f"embedding.model (HIPPORAG_EMBEDDING_MODEL): cannot load {self.model_name!r} "
-                        f"({target}): {exc}. Give a local sentence-transformers model directory or an "
-                        "installed model's name; nothing is downloaded."
+                        "embedding.model (HIPPORAG_EMBEDDING_MODEL): cannot load embedding model "
+                        f"{self.model_name!r} ({target}): {exc}. Give a local sentence-transformers "
+                        "model directory or an installed model's name; nothing is downloaded."
                     ) from exc
             return self._model
 

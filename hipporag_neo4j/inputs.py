@@ -87,7 +87,8 @@ def _add_record(item: Any, where: str, default_id: str, key: str, result: ReadRe
     try:
         passage = passage_from_record(item, where)
     except InputError as exc:
-        result.failures.append(PassageFailure(passage_id=None, source=where, reason=str(exc)))
+        reason = str(exc).removeprefix(f"{where}: ")
+        result.failures.append(PassageFailure(passage_id=None, source=where, reason=reason))
         return
     metadata = {"source": key, **passage.metadata}
     result.passages.append(
@@ -100,7 +101,8 @@ def read_file(path: Path, result: ReadResult) -> None:
     try:
         text = _read_text(path)
     except (InputError, OSError) as exc:
-        result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=str(exc)))
+        reason = str(exc).removeprefix(f"{path}: ")
+        result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=reason))
         return
     key = source_key(path)
     suffix = path.suffix.lower()
