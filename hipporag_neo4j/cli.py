@@ -188,7 +188,7 @@ def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extrac
         raise click.UsageError("give PATHS to index, or --openie FILE")
     with _errors():
         memory = _memory(ctx, {"extraction": {"method": extractor}} if extractor else None)
-        update, finish = _progress_bar("indexing")
+        update, finish = _progress_bar("indexing passages")
         try:
             if openie is not None:
                 report = memory.index_openie(openie, progress=update)

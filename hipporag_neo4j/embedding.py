@@ -73,7 +73,7 @@ class SentenceTransformerEmbedder:
         if looks_like_path(self.model_name) and not path.exists():
             raise EmbeddingError(
                 f"embedding.model (HIPPORAG_EMBEDDING_MODEL): no such directory {self.model_name!r} "
-                f"(resolved to {path.resolve()})"
+                f"(resolved to {path.resolve()}); nothing is downloaded: give an existing model directory"
             )
         if path.exists() and not path.is_dir():
             raise EmbeddingError(

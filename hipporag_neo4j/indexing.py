@@ -247,6 +247,8 @@ class Indexer:
         todo = self._plan_updates(sources, report)
         t = self._tick(report, "prepare", t)
         size = self.options.batch_size
+        if todo:
+            self.progress("index", 0, len(todo))  # the total up front: a long run shows from its start
         for start in range(0, len(todo), size):
             self._index_batch(todo[start : start + size], report)
             self.progress("index", min(start + size, len(todo)), len(todo))

