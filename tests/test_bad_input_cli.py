@@ -97,6 +97,7 @@ def test_human_output_lists_failures_and_unsupported_files(tmp_path: Path) -> No
     assert "indexed 1 passages" in result.stdout
     assert "'title' must be a string, not int" in result.stdout and "b.json[0]" in result.stdout
     assert "skipped 1 files of unsupported type" in result.stdout and "c.csv" in result.stdout
+    assert "indexing" not in result.stderr  # no progress label when stderr is not a terminal
 
 
 def test_two_thousand_tiny_files(tmp_path: Path) -> None:
