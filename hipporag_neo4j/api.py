@@ -95,7 +95,7 @@ class HippoRAG:
     def llm(self) -> Any:
         """The LLM client (``hipporag_neo4j.llm.client.LLMClient``); ConfigError when none is configured."""
         if not self.settings.llm.configured:
-            raise ConfigError("no LLM configured: set HIPPORAG_LLM__MODEL (and base URL / key) to use one")
+            raise ConfigError("no LLM configured: set HIPPORAG_LLM_MODEL (and base URL / key) to use one")
         if self._llm is None:
             from hipporag_neo4j.llm.client import LLMClient
 

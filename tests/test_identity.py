@@ -138,6 +138,21 @@ def test_files_are_identified_by_path_so_an_edit_is_an_update(tmp_path: Path) ->
     assert report.passages == ["docs/a.txt"] and report.missing == ["nothing-here"]
     assert memory.stats().passages == 0
 
+    # a folder names every passage read from a file under it
+    (docs / "sub").mkdir()
+    (docs / "sub" / "c.md").write_text("Ann met Bob.", encoding="utf-8")
+    memory.index_files([docs])
+    (tmp_path / "docsother").mkdir()
+    (tmp_path / "docsother" / "d.txt").write_text("Cid met Dan.", encoding="utf-8")
+    memory.index_files([tmp_path / "docsother"])
+    assert sorted(memory.delete(["docs/"]).passages) == [
+        "docs/a.txt",
+        "docs/b.json[0]",
+        "docs/sub/c.md",
+        "lee",
+    ]
+    assert [i.id for i in memory.list_passages()] == ["docsother/d.txt"]
+
 
 def test_too_many_chunks_is_refused_naming_the_setting(tmp_path: Path) -> None:
     memory = memory_at(tmp_path / "s", max_chunks=3)
