@@ -162,3 +162,23 @@ def test_every_setting_has_a_variable_that_loads(monkeypatch: pytest.MonkeyPatch
             monkeypatch.setenv(name, str(default).lower() if isinstance(default, bool) else str(default))
             load_settings()
             monkeypatch.delenv(name)
+
+
+def test_a_bad_value_for_any_typed_setting_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every number, flag and choice: a value of the wrong kind is refused naming the variable."""
+    from hipporag_neo4j.settings import Settings, env_name
+
+    checked = 0
+    for group, info in Settings.model_fields.items():
+        for field, spec in info.annotation.model_fields.items():  # type: ignore[union-attr]
+            if spec.annotation not in (int, float, bool, int | None, float | None) and "Literal" not in str(
+                spec.annotation
+            ):
+                continue
+            name = env_name(group, field)
+            monkeypatch.setenv(name, "not-a-valid-value")
+            with pytest.raises(ConfigError, match=rf"{group}\.{field} \({name}\) from the environment"):
+                load_settings()
+            monkeypatch.delenv(name)
+            checked += 1
+    assert checked >= 30  # the numbers, flags and choices of all six groups
