@@ -202,3 +202,24 @@ def test_doctor_flags_a_store_built_with_another_model(tmp_path: Path) -> None:
     assert checks["store model"]["status"] == "error"
     assert "bge-small-en-v1.5" in checks["store model"]["detail"]
     assert "reembed" in checks["store model"]["detail"]
+
+
+def test_progress_shows_on_a_terminal_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from hipporag_neo4j.cli import _progress_bar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    update, finish = _progress_bar("indexing passages")
+    update("index", 0, 1280)  # the indexer announces the total before the first batch
+    shown_at_start = terminal.getvalue()
+    update("index", 1280, 1280)
+    finish()
+    assert "indexing passages" in shown_at_start and "0%" in shown_at_start
+    assert "100%" in terminal.getvalue()

@@ -193,3 +193,11 @@ def test_namespaces_of_the_embedded_store_are_separate(tmp_path: Path) -> None:
     assert [i.id for i in b.list_passages()] == ["b1"]
     assert default.list_passages() == []
     assert b.delete(["a1"]).missing == ["a1"] and a.stats().passages == 1
+
+
+def test_progress_announces_the_total_before_the_first_batch(tmp_path: Path) -> None:
+    memory = memory_at(tmp_path / "s")
+    seen: list[tuple[str, int, int]] = []
+    memory.index([PassageInput(id="long", text=LONG)], progress=lambda *step: seen.append(step))
+    total = len(memory.list_passages())
+    assert seen[0] == ("index", 0, total) and seen[-1] == ("index", total, total)
