@@ -18,15 +18,19 @@ from hipporag_neo4j.embedding import Embedder, create_embedder
 from hipporag_neo4j.errors import ConfigError, InputError
 from hipporag_neo4j.extraction.base import Extractor, QueryEntityExtractor
 from hipporag_neo4j.indexing import Indexer, IndexingOptions, ProgressCallback
+from hipporag_neo4j.inputs import passage_from_record, read_passages
 from hipporag_neo4j.models import (
     Answer,
     IndexReport,
+    PassageFailure,
+    PassageInfo,
     PassageInput,
     RetrievalMode,
     RetrievalResult,
     RetrievalStrategy,
     StoreStats,
 )
+from hipporag_neo4j.passage_ids import resolve
 from hipporag_neo4j.retrieval.clues import KnowledgeMemory
 from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import Settings, load_settings
@@ -36,22 +40,8 @@ PassageLike = str | PassageInput | Mapping[str, Any]
 
 
 def to_passage_input(item: PassageLike) -> PassageInput:
-    if isinstance(item, PassageInput):
-        return item
-    if isinstance(item, str):
-        return PassageInput(text=item)
-    if isinstance(item, Mapping):
-        text = item.get("text", item.get("paragraph_text"))
-        if not isinstance(text, str):
-            raise InputError(f"passage record has no 'text' string: keys {sorted(item)}")
-        ident = item.get("id", item.get("passage_id"))
-        return PassageInput(
-            text=text,
-            id=str(ident) if ident is not None else None,
-            title=item.get("title") or None,
-            metadata=dict(item.get("metadata") or {}),
-        )
-    raise InputError(f"cannot index a {type(item).__name__}: give str, PassageInput or a dict with 'text'")
+    """A str, PassageInput or dict record as a PassageInput; InputError naming a field of the wrong type."""
+    return passage_from_record(item, "passage record")
 
 
 def create_store(settings: Settings) -> GraphStore:
@@ -61,7 +51,7 @@ def create_store(settings: Settings) -> GraphStore:
         return Neo4jStore(settings.neo4j)
     from hipporag_neo4j.stores.embedded import EmbeddedStore
 
-    return EmbeddedStore(settings.store.path)
+    return EmbeddedStore(settings.embedded_store_path)
 
 
 class HippoRAG:
@@ -105,7 +95,7 @@ class HippoRAG:
     def llm(self) -> Any:
         """The LLM client (``hipporag_neo4j.llm.client.LLMClient``); ConfigError when none is configured."""
         if not self.settings.llm.configured:
-            raise ConfigError("no LLM configured: set HIPPORAG_LLM__MODEL (and base URL / key) to use one")
+            raise ConfigError("no LLM configured: set HIPPORAG_LLM_MODEL (and base URL / key) to use one")
         if self._llm is None:
             from hipporag_neo4j.llm.client import LLMClient
 
@@ -168,19 +158,40 @@ class HippoRAG:
             synonym_top_k=r.synonym_top_k,
             max_passage_tokens=x.max_passage_tokens if chunk else None,
             on_long_passage=x.on_long_passage,
+            max_chunks=x.max_chunks,
         )
 
     # --- public API ------------------------------------------------------------------------------
     def index(
         self, passages: Iterable[PassageLike], *, progress: ProgressCallback | None = None
     ) -> IndexReport:
-        """Extract, embed and store passages. Re-running with the same passages does nothing new."""
-        inputs = [to_passage_input(p) for p in passages]
+        """Extract, embed and store passages. Re-running with the same passages does nothing new; an id
+        indexed again with other content replaces its stored version (reported as ``updated``). A record
+        that is not a passage is reported in ``failed`` and the others are indexed."""
+        inputs: list[PassageInput] = []
+        rejected: list[PassageFailure] = []
+        for number, item in enumerate(passages):
+            try:
+                inputs.append(passage_from_record(item, f"input #{number}"))
+            except InputError as exc:
+                rejected.append(PassageFailure(passage_id=None, source=f"input #{number}", reason=str(exc)))
         store = self.store
         indexer = Indexer(store, self.embedder, self.extractor, self._indexing_options(), progress)
         report = indexer.index(inputs)
+        report.failed[:0] = rejected
         if self._llm is not None:
             report.usage = self._llm.usage.model_copy()
+        return report
+
+    def index_files(
+        self, paths: Sequence[str | Path], *, progress: ProgressCallback | None = None
+    ) -> IndexReport:
+        """Index JSON, JSONL, .txt/.md files and directories of them (what the CLI's ``index`` does):
+        unreadable files and bad records are reported in ``failed``, other file types in ``unsupported``."""
+        read = read_passages([Path(p) for p in paths])
+        report = self.index(read.passages, progress=progress)
+        report.failed[:0] = read.failures
+        report.unsupported = read.unsupported
         return report
 
     def index_openie(self, path: str | Path, *, progress: ProgressCallback | None = None) -> IndexReport:
@@ -253,8 +264,28 @@ class HippoRAG:
         return Answer(query=query, answer=text, retrieval=retrieval, usage=usage)
 
     def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
-        """Remove passages and everything only they supported (phrases, facts, synonym edges)."""
-        return self.store.delete_passages(list(passage_ids))
+        """Remove passages and everything only they supported (phrases, facts, synonym edges).
+
+        Each key is a passage id, the id of a chunked passage (all its chunks go), or the path of an
+        indexed file (every passage read from it); keys that name nothing are reported in ``missing``.
+        """
+        keys = list(dict.fromkeys(passage_ids))
+        ids, missing = resolve(self.store, keys)
+        report = self.store.delete_passages(ids) if ids else DeleteReport()
+        report.missing = missing
+        return report
+
+    def list_passages(self, *, limit: int | None = None) -> list[PassageInfo]:
+        """Stored passages ordered by id: id, title, source file, and for chunks their parent id."""
+        found: list[PassageInfo] = []
+        after = ""
+        while limit is None or len(found) < limit:
+            page = self.store.list_passages(after, 1000 if limit is None else min(1000, limit - len(found)))
+            if not page:
+                break
+            found.extend(page)
+            after = page[-1].id
+        return found
 
     def stats(self) -> StoreStats:
         return self.store.stats()

@@ -58,9 +58,12 @@ def _errors() -> Iterator[None]:
 
 
 def _progress_bar(label: str) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
+    """A progress bar on stderr when it is a terminal; nothing otherwise (no stray label in logs)."""
     state: dict[str, Any] = {}
 
     def update(stage: str, done: int, total: int) -> None:
+        if not sys.stderr.isatty():
+            return
         if "bar" not in state:
             state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
             state["bar"].__enter__()
@@ -78,11 +81,19 @@ def _progress_bar(label: str) -> tuple[Callable[[str, int, int], None], Callable
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--store", "store_path", type=click.Path(path_type=Path), help="Embedded store directory.")
 @click.option("--neo4j-uri", help="Use Neo4j at this URI (bolt://, neo4j://, neo4j+s://).")
-@click.option("--namespace", help="Knowledge-base name inside the Neo4j database.")
+@click.option(
+    "--namespace",
+    help="Knowledge-base name: in Neo4j a property of every node; in the embedded store its own database "
+    "under the store directory.",
+)
 @click.option("--llm-model", help="LLM model name (enables LLM extraction, query NER and answers).")
 @click.option("--llm-base-url", help="OpenAI-compatible endpoint for the LLM.")
 @click.option("--embedding-model", help="sentence-transformers model name or local path.")
-@click.option("--env-file", type=click.Path(dir_okay=False), help="Read settings from this .env file.")
+@click.option(
+    "--env-file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Read HIPPORAG_* settings from this file (default: .env in the working directory, if any).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 @click.version_option(package_name="hipporag-neo4j")
 @click.pass_context
@@ -132,12 +143,21 @@ def _with_memory(ctx: Context, action: Callable[[HippoRAG], T]) -> T:
 
 def _print_index_report(report: IndexReport) -> None:
     click.echo(
-        f"indexed {len(report.indexed)} passages, skipped {len(report.skipped)} already stored, "
-        f"failed {len(report.failed)}; new phrases {report.new_phrases}, facts {report.new_facts}, "
-        f"synonym edges {report.new_synonym_edges}"
+        f"indexed {len(report.indexed)} passages, skipped {len(report.skipped)} already stored or "
+        f"repeated, updated {len(report.updated)}, failed {len(report.failed)}; new phrases "
+        f"{report.new_phrases}, facts {report.new_facts}, synonym edges {report.new_synonym_edges}"
     )
     for parent, chunks in report.chunked.items():
         click.echo(f"  chunked {parent} into {len(chunks)} passages (longer than the embedder's window)")
+    if report.updated:
+        click.echo(
+            f"  updated {', '.join(report.updated)}: replaced {len(report.removed)} stored passages "
+            "of their old versions"
+        )
+    if report.unsupported:
+        click.secho(f"  skipped {len(report.unsupported)} files of unsupported type:", fg="yellow")
+        for path in report.unsupported:
+            click.secho(f"    {path}", fg="yellow")
     for failure in report.failed:
         click.secho(
             f"  failed {failure.passage_id or '-'} ({failure.source or '-'}): {failure.reason}", fg="yellow"
@@ -162,22 +182,19 @@ def _print_index_report(report: IndexReport) -> None:
 def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extractor: str | None) -> None:
     """Index passages from JSON, JSONL, .txt/.md files or directories (or an --openie file).
 
-    A re-run skips what is stored and retries what failed.
+    A file's passages get stable ids (the path; records their own id, else path[n] or path:line), so a
+    re-run skips what is stored, retries what failed, and replaces what was edited.
     """
-    from hipporag_neo4j.inputs import read_passages
-
     if not paths and openie is None:
         raise click.UsageError("give PATHS to index, or --openie FILE")
     with _errors():
         memory = _memory(ctx, {"extraction": {"method": extractor}} if extractor else None)
-        update, finish = _progress_bar("indexing")
+        update, finish = _progress_bar("indexing passages")
         try:
             if openie is not None:
                 report = memory.index_openie(openie, progress=update)
             if paths:
-                read = read_passages(list(paths))
-                report = memory.index(read.passages, progress=update)
-                report.failed[:0] = read.failures
+                report = memory.index_files(list(paths), progress=update)
         finally:
             finish()
             memory.close()
@@ -275,7 +292,11 @@ def answer_cmd(
 @click.argument("passage_ids", nargs=-1, required=True)
 @click.pass_obj
 def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
-    """Delete passages and everything only they supported."""
+    """Delete passages and everything only they supported.
+
+    PASSAGE_IDS are passage ids, ids of chunked passages (all their chunks go), paths of indexed files
+    (every passage read from the file) or folders (every passage read from a file under them).
+    """
     report = _with_memory(ctx, lambda memory: memory.delete(list(passage_ids)))
     payload = report.__dict__
 
@@ -285,10 +306,30 @@ def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
             f"{report.phrases_removed} phrases, {report.facts_removed} facts, "
             f"{report.synonym_edges_removed} synonym edges"
         )
+        if report.missing:
+            click.secho(f"  not found: {', '.join(report.missing)}", fg="yellow")
 
     _emit(ctx, payload, human)
     if report.missing:
         sys.exit(EXIT_PARTIAL)
+
+
+@main.command("list")
+@click.option("--limit", type=click.IntRange(1), help="Show at most this many passages.")
+@click.pass_obj
+def list_cmd(ctx: Context, limit: int | None) -> None:
+    """List stored passages by id: title, source file, and for chunks the passage they were cut from."""
+    passages = _with_memory(ctx, lambda memory: memory.list_passages(limit=limit))
+
+    def human() -> None:
+        for info in passages:
+            parts = [info.title or "-", info.source or "-"]
+            if info.parent_id is not None:
+                parts.append(f"chunk {info.chunk} of {info.parent_id}")
+            click.echo(f"{info.id}\t" + "\t".join(parts))
+        click.echo(f"{len(passages)} passages", err=True)
+
+    _emit(ctx, [p.model_dump(mode="json") for p in passages], human)
 
 
 @main.command("stats")

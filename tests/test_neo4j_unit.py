@@ -885,3 +885,27 @@ def test_doctor_names_the_engine_the_gds_status_and_the_projection_memory(
     monkeypatch.setattr(neo4j.GraphDatabase, "driver", lambda *a, **k: restricted)
     status, detail, _ = doctor._neo4j_store(settings)
     assert status == "warn" and "sandboxed" in detail and "dbms.security.procedures.unrestricted" in detail
+
+
+def test_list_and_chunk_reads_map_records() -> None:
+    driver = opened_driver()
+    driver.on(
+        "list_passages",
+        [{"id": "d#0", "title": "T", "metadata_json": '{"parent_id": "d", "chunk": 0}', "chars": 7}],
+    )
+    driver.on(
+        "read_passages_by_parent",
+        [
+            {"parent": "d", "id": "d#1", "metadata_json": '{"parent_id": "d", "chunk": 1}'},
+            {"parent": "d", "id": "d#0", "metadata_json": '{"parent_id": "d", "chunk": 0}'},
+            {"parent": "d", "id": "d#own", "metadata_json": "{}"},  # a user's id that only looks alike
+        ],
+    )
+    store = open_store(driver)
+    [info] = store.list_passages("c", 10)
+    assert (info.id, info.parent_id, info.chunk, info.chars) == ("d#0", "d", 0, 7)
+    call = driver.named("list_passages")[0].params
+    assert (call["after"], call["limit"], call["namespace"]) == ("c", 10, "kb")
+    assert store.passages_by_parent(["d", "d"]) == {"d": ["d#0", "d#1"]}
+    assert driver.named("read_passages_by_parent")[0].params["ids"] == ["d"]
+    assert store.passages_by_parent([]) == {}

@@ -90,3 +90,113 @@ def test_the_aura_group_is_set_from_the_environment(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("HIPPORAG_NEO4J__AURA__CLOUD_PROVIDER", "gcp")  # without cloud_region
     with pytest.raises(ConfigError, match="cloud_region are set together"):
         load_settings()
+
+
+DOCKER_ENV_EXAMPLE = Path(__file__).resolve().parents[1] / "docker" / ".env.example"
+
+
+def test_the_docker_env_example_works_as_a_dotenv(tmp_path: Path) -> None:
+    """The README's Neo4j set-up: `cp .env.example .env`, then run hipporag-neo4j in that directory."""
+    env = tmp_path / ".env"
+    env.write_text(DOCKER_ENV_EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    s = load_settings(env_file=env)
+    assert s.neo4j.uri == "neo4j://localhost:7687" and s.backend == "neo4j"
+    assert s.neo4j.password.get_secret_value() == "change-me-please"
+    assert s.neo4j.namespace == "default"
+
+
+def test_other_tools_keys_in_dotenv_are_ignored(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text(
+        "OPENAI_API_KEY=sk-other\nDATABASE_URL=postgres://x\nexport HIPPORAG_LLM_MODEL=gpt-4o-mini\n"
+        "hipporag_retrieval__top_k=7\n",
+        encoding="utf-8",
+    )
+    s = load_settings(env_file=env)
+    assert s.llm.model == "gpt-4o-mini" and s.retrieval.top_k == 7
+
+
+def test_environment_beats_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = tmp_path / ".env"
+    env.write_text("HIPPORAG_NAMESPACE=from_file\nHIPPORAG_RETRIEVAL__TOP_K=7\n", encoding="utf-8")
+    monkeypatch.setenv("HIPPORAG_NAMESPACE", "from_env")
+    s = load_settings(env_file=env)
+    assert s.neo4j.namespace == "from_env" and s.retrieval.top_k == 7
+
+
+def test_unknown_and_invalid_names_in_dotenv_are_named_with_the_file(tmp_path: Path) -> None:
+    env = tmp_path / "kb.env"
+    env.write_text("HIPPORAG_RETRIEVAL__TOPK=3\n", encoding="utf-8")
+    with pytest.raises(
+        ConfigError, match=r"unknown setting HIPPORAG_RETRIEVAL__TOPK.*HIPPORAG_RETRIEVAL__TOP_K"
+    ):
+        load_settings(env_file=env)
+    env.write_text("HIPPORAG_NEO4J_DATABASE=my-db\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"neo4j\.database \(HIPPORAG_NEO4J_DATABASE\) from .*kb\.env"):
+        load_settings(env_file=env)
+
+
+def test_a_single_underscore_suggests_the_right_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HIPPORAG_RETRIEVAL_TOP_K", "3")
+    with pytest.raises(ConfigError, match="did you mean HIPPORAG_RETRIEVAL__TOP_K"):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "shown"),
+    [
+        ("HIPPORAG_NEO4J_URI", "http://localhost:7474", "not a Neo4j URI"),
+        ("HIPPORAG_NEO4J_URI", "localhost:7687", "not a Neo4j URI"),
+        ("HIPPORAG_STORE__BACKEND", "postgres", "embedded"),
+        ("HIPPORAG_NAMESPACE", "proj-a", "letters, digits, underscore"),
+        ("HIPPORAG_EMBEDDING__BATCH_SIZE", "zero", "integer"),
+        ("HIPPORAG_LLM__TEMPERATURE", "3", "less than or equal to 2"),
+        ("HIPPORAG_LLM__JSON_MODE", "maybe", "boolean"),
+        ("HIPPORAG_EXTRACTION__MAX_CHUNKS", "0", "greater than or equal to 1"),
+        ("HIPPORAG_RETRIEVAL__MODE", "graph", "hipporag"),
+        ("HIPPORAG_RETRIEVAL__SYNONYM_THRESHOLD", "1.5", "less than or equal to 1"),
+    ],
+)
+def test_every_invalid_value_is_named_by_the_variable_the_readme_teaches(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, shown: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert f"({name}) from the environment" in message and shown in message
+
+
+def test_every_setting_has_a_variable_that_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No field is unreachable from the environment: its README name is accepted as known."""
+    from hipporag_neo4j.settings import Settings, env_name
+
+    for group, info in Settings.model_fields.items():
+        for field in info.annotation.model_fields:  # type: ignore[union-attr]
+            name = env_name(group, field)
+            default = getattr(getattr(load_settings(), group), field)
+            if default is None or not isinstance(default, str | int | float | bool):
+                continue
+            monkeypatch.setenv(name, str(default).lower() if isinstance(default, bool) else str(default))
+            load_settings()
+            monkeypatch.delenv(name)
+
+
+def test_a_bad_value_for_any_typed_setting_names_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every number, flag and choice: a value of the wrong kind is refused naming the variable."""
+    from hipporag_neo4j.settings import Settings, env_name
+
+    checked = 0
+    for group, info in Settings.model_fields.items():
+        for field, spec in info.annotation.model_fields.items():  # type: ignore[union-attr]
+            if spec.annotation not in (int, float, bool, int | None, float | None) and "Literal" not in str(
+                spec.annotation
+            ):
+                continue
+            name = env_name(group, field)
+            monkeypatch.setenv(name, "not-a-valid-value")
+            with pytest.raises(ConfigError, match=rf"{group}\.{field} \({name}\) from the environment"):
+                load_settings()
+            monkeypatch.delenv(name)
+            checked += 1
+    assert checked >= 30  # the numbers, flags and choices of all six groups

@@ -431,3 +431,30 @@ def test_neo4j_nearest_facts(neo4j_store: GraphStore) -> None:
         assert (hit.subject_id, hit.object_id) == (make_phrase_id(s), make_phrase_id(o))
         assert hit.similarity == pytest.approx(float(EMB.encode([fact_text(s, p, o)])[0] @ query), abs=1e-5)
     assert neo4j_store.nearest_facts(query, top_k=0) == []
+
+
+def _bare(passage_id: str, **metadata: object) -> PassageRecord:
+    text = f"text of {passage_id}"
+    passage = Passage(id=passage_id, text=text, title=f"title {passage_id}", metadata=dict(metadata))
+    return PassageRecord(passage, EMB.encode([text])[0], {}, [])
+
+
+def test_list_passages_pages_by_id(store: GraphStore) -> None:
+    store.write_passages([], [_bare("b", source="docs/b.txt"), _bare("a"), _bare("c")])
+    first = store.list_passages("", 2)
+    assert [i.id for i in first] == ["a", "b"]
+    assert (
+        first[1].source == "docs/b.txt" and first[1].title == "title b" and first[1].chars == len("text of b")
+    )
+    assert [i.id for i in store.list_passages("b", 2)] == ["c"]
+    assert store.list_passages("c", 2) == []
+
+
+def test_chunks_are_found_by_their_parent_id(store: GraphStore) -> None:
+    chunks = [_bare(f"doc#{n}", parent_id="doc", chunk=n, chunks=12) for n in range(12)]
+    other = [_bare("doc#x"), _bare("doc2#0", parent_id="doc2", chunk=0), _bare("do")]  # look-alikes
+    store.write_passages([], [*chunks, *other])
+    found = store.passages_by_parent(["doc", "do", "missing"])
+    assert found == {"doc": [f"doc#{n}" for n in range(12)]}  # chunk order, not string order
+    info = {i.id: i for i in store.list_passages("", 100)}
+    assert (info["doc#3"].parent_id, info["doc#3"].chunk) == ("doc", 3)

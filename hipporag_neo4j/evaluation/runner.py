@@ -322,7 +322,7 @@ def run_evaluation(
     if top_k < 1:
         raise InputError(f"top_k must be at least 1, got {top_k}")
     if answer and not memory.settings.llm.configured:
-        raise ConfigError("answer=True needs an LLM: set HIPPORAG_LLM__MODEL (and base URL / key)")
+        raise ConfigError("answer=True needs an LLM: set HIPPORAG_LLM_MODEL (and base URL / key)")
     ids = list(passage_ids) if passage_ids is not None else corpus_passage_ids(corpus)
     if len(ids) != len(corpus):
         raise InputError(f"passage_ids has {len(ids)} ids for a corpus of {len(corpus)} passages")

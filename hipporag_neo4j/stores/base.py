@@ -29,7 +29,8 @@ import numpy as np
 import numpy.typing as npt
 
 from hipporag_neo4j.errors import ModelMismatchError, SchemaVersionError
-from hipporag_neo4j.models import Passage, StoreStats
+from hipporag_neo4j.model_names import same_model
+from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
@@ -119,12 +120,23 @@ def check_meta(meta: StoreMeta, location: str, embedding_model: str, embedding_d
             f"{location} has schema version {meta.schema_version}; "
             f"this release reads version {SCHEMA_VERSION}"
         )
-    if (meta.embedding_model, meta.embedding_dim) != (embedding_model, embedding_dim):
+    if meta.embedding_dim != embedding_dim or not same_model(meta.embedding_model, embedding_model):
         raise ModelMismatchError(
             f"{location} was built with embedding model {meta.embedding_model!r} ({meta.embedding_dim}-d), "
             f"but {embedding_model!r} ({embedding_dim}-d) is configured. "
             "Configure the original model, or run `hipporag-neo4j reembed` to re-embed the store."
         )
+
+
+def chunks_of_parents(candidates: Iterable[tuple[str, str, dict[str, object]]]) -> dict[str, list[str]]:
+    """(parent, passage id, metadata) candidates -> parent -> its chunk ids in chunk order, keeping only
+    passages whose metadata names that parent (a user's own id may also start with "<parent>#")."""
+    found: dict[str, list[tuple[int, str]]] = {}
+    for parent, passage_id, metadata in candidates:
+        if metadata.get("parent_id") == parent:
+            chunk = metadata.get("chunk")
+            found.setdefault(parent, []).append((chunk if isinstance(chunk, int) else 0, passage_id))
+    return {parent: [pid for _, pid in sorted(items)] for parent, items in found.items()}
 
 
 @dataclass
@@ -237,6 +249,15 @@ class GraphStore(Protocol):
         ...
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]: ...
+
+    def list_passages(self, after: str, limit: int) -> list[PassageInfo]:
+        """Up to ``limit`` stored passages with id > ``after``, ordered by id (a page of ``list``)."""
+        ...
+
+    def passages_by_parent(self, parent_ids: Sequence[str]) -> dict[str, list[str]]:
+        """The chunks cut from each of these passage ids (``metadata.parent_id``), ordered by id; parents
+        with no chunk stored are left out."""
+        ...
 
     def passage_count(self) -> int: ...
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.models import Passage, StoreStats
+from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.ppr import personalized_pagerank
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
@@ -34,6 +34,7 @@ from hipporag_neo4j.stores.base import (
     SynonymEdge,
     Vector,
     check_meta,
+    chunks_of_parents,
 )
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
@@ -538,6 +539,25 @@ class EmbeddedStore:
             for pid, title, text, metadata in conn.execute(sql, list(chunk)):
                 found[pid] = Passage(id=pid, title=title, text=text, metadata=json.loads(metadata))
         return found
+
+    def list_passages(self, after: str, limit: int) -> list[PassageInfo]:
+        rows = self._connect().execute(
+            "SELECT id, title, metadata, length(text) FROM passages WHERE id > ? ORDER BY id LIMIT ?",
+            (after, limit),
+        )
+        return [PassageInfo.of(pid, title, json.loads(meta), int(n)) for pid, title, meta, n in rows]
+
+    def passages_by_parent(self, parent_ids: Sequence[str]) -> dict[str, list[str]]:
+        # chunk ids are "<parent>#<n>": a range scan of the primary key, then the recorded parent decides
+        conn = self._connect()
+        candidates = [
+            (parent, pid, json.loads(meta))
+            for parent in dict.fromkeys(parent_ids)
+            for pid, meta in conn.execute(
+                "SELECT id, metadata FROM passages WHERE id >= ? AND id < ?", (parent + "#", parent + "$")
+            )
+        ]
+        return chunks_of_parents(candidates)
 
     def passage_count(self) -> int:
         return int(self._connect().execute("SELECT COUNT(*) FROM passages").fetchone()[0])

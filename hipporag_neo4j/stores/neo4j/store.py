@@ -17,7 +17,7 @@ import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
 from hipporag_neo4j.errors import CapabilityError, ConfigError, ModelMismatchError, StoreError
-from hipporag_neo4j.models import Passage, StoreStats
+from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
@@ -32,6 +32,7 @@ from hipporag_neo4j.stores.base import (
     StoreMeta,
     SynonymEdge,
     Vector,
+    chunks_of_parents,
 )
 from hipporag_neo4j.stores.neo4j import ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
@@ -290,6 +291,29 @@ class Neo4jStore:
             )
             for r in rows
         }
+
+    def list_passages(self, after: str, limit: int) -> list[PassageInfo]:
+        rows = self.runner.read("list_passages", namespace=self.namespace, after=after, limit=limit)
+        return [
+            PassageInfo.of(
+                str(r["id"]),
+                r["title"],
+                json.loads(r["metadata_json"]) if r["metadata_json"] else {},
+                int(r["chars"] or 0),
+            )
+            for r in rows
+        ]
+
+    def passages_by_parent(self, parent_ids: Sequence[str]) -> dict[str, list[str]]:
+        if not parent_ids:
+            return {}
+        rows = self.runner.read_batched(
+            "read_passages_by_parent", "ids", list(dict.fromkeys(parent_ids)), namespace=self.namespace
+        )
+        return chunks_of_parents(
+            (str(r["parent"]), str(r["id"]), json.loads(r["metadata_json"]) if r["metadata_json"] else {})
+            for r in rows
+        )
 
     def passage_count(self) -> int:
         return int(self.runner.read("read_passage_count", namespace=self.namespace)[0]["passages"])
