@@ -10,6 +10,7 @@ from hipporag_neo4j.extraction.base import clean_entities, validate_triples
 from hipporag_neo4j.extraction.prompts import ner_messages, openie_messages, query_ner_messages
 from hipporag_neo4j.llm.client import ChatResult, LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_object
+from hipporag_neo4j.llm.structured import NAMED_ENTITIES, TRIPLES
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure
 from hipporag_neo4j.text import passage_content
 
@@ -56,7 +57,10 @@ class LLMExtractor:
     def extract(self, passages: Sequence[Passage]) -> list[Extraction | PassageFailure]:
         contents = [passage_content(p.text, p.title) for p in passages]
         ner_results = self.client.chat_many(
-            [ner_messages(c) for c in contents], json_mode=self.json_mode, progress=self.progress
+            [ner_messages(c) for c in contents],
+            json_mode=self.json_mode,
+            schema=NAMED_ENTITIES,
+            progress=self.progress,
         )
         outcomes: list[Extraction | PassageFailure] = []
         entities: dict[int, list[str]] = {}
@@ -72,6 +76,7 @@ class LLMExtractor:
         openie_results = self.client.chat_many(
             [openie_messages(contents[i], entities[i]) for i in pending],
             json_mode=self.json_mode,
+            schema=TRIPLES,
             progress=self.progress,
         )
         for i, result in zip(pending, openie_results, strict=True):
@@ -107,5 +112,5 @@ class LLMQueryNER:
         self.json_mode = json_mode
 
     def query_entities(self, query: str) -> list[str]:
-        result = self.client.chat(query_ner_messages(query), json_mode=self.json_mode)
+        result = self.client.chat(query_ner_messages(query), json_mode=self.json_mode, schema=NAMED_ENTITIES)
         return _entities_from(result)
