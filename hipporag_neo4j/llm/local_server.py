@@ -110,13 +110,13 @@ class LocalLLMServer:
 
     def start(self) -> LocalLLMServer:
         """Start the server and wait until ``/v1/models`` answers; LocalServerError says why it did not."""
+        if not self.model.is_file():
+            raise LocalServerError(f"no model at {self.model}: run scripts/setup_local_llm.sh")
         if not server_installed():
             raise LocalServerError(
                 "llama-cpp-python's server is not installed: run scripts/setup_local_llm.sh "
                 "(or pip install 'llama-cpp-python[server]')"
             )
-        if not self.model.is_file():
-            raise LocalServerError(f"no model at {self.model}: run scripts/setup_local_llm.sh")
         self.port = free_port()
         env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", OMP_NUM_THREADS=str(self.n_threads))
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
