@@ -15,9 +15,12 @@ from hipporag_neo4j.extraction.llm_extractor import LLMExtractor, LLMQueryNER
 from hipporag_neo4j.llm import jsonparse
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_report
-from hipporag_neo4j.llm.structured import NAMED_ENTITIES, TRIPLES, response_format
+from hipporag_neo4j.llm.structured import CLUES, FACTS, NAMED_ENTITIES, TRIPLES, response_format
 from hipporag_neo4j.models import Extraction, Passage
+from hipporag_neo4j.retrieval.clues import draft_clues
+from hipporag_neo4j.retrieval.recognition import LLMFactFilter
 from hipporag_neo4j.settings import load_settings
+from hipporag_neo4j.stores.base import FactHit
 from tests import llm_replay
 from tests.llm_replay import ReplayServer, Reply, llm_settings
 
@@ -94,6 +97,18 @@ def test_query_ner_uses_the_entities_schema(llm_server: ReplayServer) -> None:
     client = LLMClient(llm_settings(llm_server, structured_output="json_object_schema"))
     assert LLMQueryNER(client).query_entities("What is the capital of Austria?") == ["Austria"]
     assert llm_server.requests[0].body["response_format"]["schema"] == NAMED_ENTITIES.schema
+
+
+def test_recognition_filter_and_clues_send_their_schemas(llm_server: ReplayServer) -> None:
+    llm_server.script(Reply.completion('{"fact": [["vienna", "capital of", "austria"]]}'))
+    llm_server.script(Reply.completion('{"clues": ["Austria capital"]}'))
+    client = LLMClient(llm_settings(llm_server, structured_output="json_object_schema"))
+    fact = FactHit("f1", "s1", "vienna", "capital of", "o1", "austria", 0.9)
+    assert LLMFactFilter(client)("What is the capital of Austria?", [fact]) == [fact]
+    assert draft_clues(client, "What is the capital of Austria?", 2, None, True) == ["Austria capital"]
+    filter_request, clue_request = (r.body["response_format"] for r in llm_server.requests)
+    assert filter_request == {"type": "json_object", "schema": FACTS.schema}
+    assert clue_request == {"type": "json_object", "schema": CLUES.schema}
 
 
 def test_looping_guards_reach_the_server(llm_server: ReplayServer) -> None:

@@ -44,18 +44,16 @@ _STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
 NAMED_ENTITIES = JsonSchema("named_entities", _object({"named_entities": _STRINGS}))
 """``{"named_entities": [str, ...]}``: passage NER and query NER."""
 
-TRIPLES = JsonSchema(
-    "triples",
-    _object(
-        {
-            "triples": {
-                "type": "array",
-                "items": {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3},
-            }
-        }
-    ),
-)
+_TRIPLE: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "minItems": 3, "maxItems": 3}
+
+TRIPLES = JsonSchema("triples", _object({"triples": {"type": "array", "items": _TRIPLE}}))
 """``{"triples": [[subject, predicate, object], ...]}``: OpenIE."""
+
+FACTS = JsonSchema("fact", _object({"fact": {"type": "array", "items": _TRIPLE}}))
+"""``{"fact": [[subject, predicate, object], ...]}``: HippoRAG 2's recognition filter."""
+
+CLUES = JsonSchema("clues", _object({"clues": _STRINGS}))
+"""``{"clues": [str, ...]}``: clue-driven retrieval."""
 
 
 def response_format(kind: StructuredOutput, schema: JsonSchema | None) -> dict[str, Any] | None:
