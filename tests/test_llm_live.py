@@ -4,7 +4,8 @@ OpenAI-compatible server, on a few passages of the demo corpus.
 Opt-in (``make test-llm-live``, or ``scripts/setup_local_llm.sh`` then ``pytest -m llm_live``): minutes on
 two cores. It checks what must hold for any model, never exact texts: every passage is either indexed
 with valid records or reported with a reason, a re-run resumes, a second index over the same LLM cache
-sends no request, and token counts are reported.
+sends no request, token counts are reported, and each LLM retrieval path (query NER, HippoRAG 2's
+recognition filter, IRCoT, clues, the reader) returns a result or says why it fell back.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def _memory(server: LocalLLMServer, folder: Path, cache: Path, **llm: Any) -> Hi
     settings = load_settings(
         {
             "store": {"path": str(folder / "store")},
+            "retrieval": {"ircot_max_steps": 2, "max_clues": 2},
             "llm": {
                 "base_url": server.base_url,
                 "model": server.model_name,
@@ -102,12 +104,31 @@ def test_whole_llm_path(server: LocalLLMServer, tmp_path: Path) -> None:
         stats = memory.stats()
         assert stats.passages == len(indexed) and stats.phrases > 0 and stats.facts > 0
 
-        # 3. Retrieval with LLM query NER, then the reader's answer.
+        # 3. Every LLM retrieval path: query NER (hipporag), the recognition filter (hipporag2), IRCoT and
+        #    clues wrapping hipporag2, then the reader. A model's bad answer may only be reported in the
+        #    result's note, never raise.
         before = memory.llm.usage
-        result = memory.retrieve(QUESTION, top_k=2)
+        result = memory.retrieve(QUESTION, mode="hipporag", top_k=2)
         assert result.query_entities, "LLM query NER found no entity"
         assert memory.llm.usage.requests == before.requests + 1
         assert len(result.passages) == 2
+
+        filtered = memory.retrieve(QUESTION, mode="hipporag2", top_k=2)
+        assert filtered.facts, "hipporag2 retrieved no fact"
+        assert filtered.note is None or "recognition filter" in filtered.note or "dense" in filtered.note
+        assert len([f for f in filtered.facts if f.kept]) <= 4  # HippoRAG 2's filter keeps 4 at most
+        assert len(filtered.passages) == 2
+
+        ircot = memory.retrieve(QUESTION, mode="hipporag2", top_k=2, strategy="ircot")
+        assert ircot.strategy == "ircot" and ircot.passages
+        assert ircot.thoughts or ircot.note, "IRCoT neither reasoned nor said why not"
+        assert len(ircot.thoughts) <= 1  # ircot_max_steps=2: one LLM step after the first retrieval
+
+        clues = memory.retrieve(QUESTION, mode="hipporag2", top_k=2, strategy="clues")
+        assert clues.strategy == "clues" and clues.passages
+        assert clues.clues or clues.note, "clue retrieval neither drafted clues nor said why not"
+        assert len(clues.clues) <= 2 and QUESTION not in clues.clues
+
         answer = memory.answer(QUESTION, top_k=2)
         assert answer.answer.strip()
         assert answer.usage.prompt_tokens > 0 and answer.usage.completion_tokens > 0
