@@ -1,5 +1,6 @@
 """Lenient parsing of the JSON objects LLMs write: code fences, prose around them, several objects in a row,
-trailing commas and, as a last resort, Python literals (single quotes).
+trailing commas, Python literals (single quotes) and, for an answer cut short (``max_tokens``, often a model
+repeating itself), the complete items before the cut -- as HippoRAG 2 does for OpenIE answers.
 
 :func:`parse_json_report` also says which of these repairs an answer needed, so that how often a model
 needs them can be measured (``benchmarks/bench_local_llm.py``).
@@ -28,6 +29,8 @@ MERGED = "several objects merged"
 TRAILING_COMMAS = "trailing commas"
 PYTHON_LITERAL = "Python literal"
 SKIPPED_BROKEN = "broken object skipped"
+TRUNCATED = "cut-off answer closed"
+_CUT_DEPTH = 2  # brackets open at a cut: the top-level object and one list (or object) in it
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,13 @@ def _objects_in(source: str, repairs: list[str]) -> tuple[list[dict[str, Any]], 
         except json.JSONDecodeError:
             balanced_end = _balanced_end(source, start)
             if balanced_end is None:
-                break  # unterminated object: whatever follows is inside it, not a new object
+                # Unterminated (cut short): whatever follows is inside it, not a new object.
+                outside.append(source[position:start])
+                closed = _close_truncated(source[start:])
+                if closed is not None:
+                    found.append(closed)
+                    repairs.append(TRUNCATED)
+                return found, "".join(outside)
             end = balanced_end
             value = _lenient_load(source[start:end], repairs)
         outside.append(source[position:start])
@@ -142,6 +151,49 @@ def _balanced_end(source: str, start: int) -> int | None:
             closers.append("}" if char == "{" else "]")
         elif char in "}]" and (closers.pop() != char or not closers):
             return index + 1
+    return None
+
+
+def _close_truncated(chunk: str) -> dict[str, Any] | None:
+    """The object an answer cut short was writing, up to its last complete item, or None.
+
+    Tries the cut just after the last closed ``]``/``}``, then just before the last comma, closing every
+    bracket still open at that point. A cut is taken only between the items of a list (or the fields of
+    an object) directly under the top-level object, so no half-written item is kept.
+    """
+    closers: list[str] = []
+    in_string = escaped = False
+    after_bracket: tuple[int, list[str]] | None = None
+    before_comma: tuple[int, list[str]] | None = None
+    for index, char in enumerate(chunk):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+        elif char in "}]":
+            if not closers or closers.pop() != char:
+                return None
+            if len(closers) <= _CUT_DEPTH:
+                after_bracket = (index + 1, list(closers))
+        elif char == "," and len(closers) <= _CUT_DEPTH:
+            before_comma = (index, list(closers))
+    for cut in (after_bracket, before_comma):
+        if cut is None or not cut[1]:
+            continue
+        end, still_open = cut
+        try:
+            value = json.loads(chunk[:end] + "".join(reversed(still_open)))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
     return None
 
 
