@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO, RESULTS, load_average, md_header, md_table, run_header, write_results
+from common import REPO, RESULTS, git_commit, load_average, md_header, md_table, run_header, write_results
 
 from hipporag_neo4j.errors import LLMOutputError
 from hipporag_neo4j.extraction.base import clean_entities
@@ -35,7 +35,7 @@ from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor
 from hipporag_neo4j.llm.cache import ResponseCache, request_key
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_report
-from hipporag_neo4j.llm.local_server import LocalLLMServer
+from hipporag_neo4j.llm.local_server import MODEL_ALIAS, LocalLLMServer
 from hipporag_neo4j.llm.structured import NAMED_ENTITIES, TRIPLES
 from hipporag_neo4j.models import Extraction, Passage
 from hipporag_neo4j.settings import LLMSettings
@@ -110,13 +110,10 @@ def _raw_answers(client: LLMClient, cache: ResponseCache, passage: Passage) -> l
     return found
 
 
-def run_llm(
-    server: LocalLLMServer, passages: list[Passage], mode: str, max_tokens: int, folder: Path
-) -> dict[str, Any]:
-    cache_path = folder / f"cache_{mode}.sqlite"
-    settings = LLMSettings(
-        base_url=server.base_url,
-        model=server.model_name,
+def _settings(base_url: str, model: str, mode: str, max_tokens: int, cache_path: Path) -> LLMSettings:
+    return LLMSettings(
+        base_url=base_url,
+        model=model,
         structured_output=mode,  # type: ignore[arg-type]
         max_tokens=max_tokens,
         concurrency=1,
@@ -124,9 +121,38 @@ def run_llm(
         max_retries=0,
         cache_path=cache_path,
     )
-    rows: list[dict[str, Any]] = []
+
+
+def _repair_counts(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Which repairs each raw answer needs with the current parser (written into the rows too)."""
     repairs: dict[str, int] = {}
     needed_repair = answers = unparsable = 0
+    for row in rows:
+        for raw in row["raw"]:
+            answers += 1
+            try:
+                found = list(parse_json_report(raw["answer"]).repairs)
+            except LLMOutputError:
+                found = ["unparsable"]
+                unparsable += 1
+            raw["repairs"] = found
+            needed_repair += bool(found)
+            for name in found:
+                repairs[name] = repairs.get(name, 0) + 1
+    return {
+        "answers": answers,
+        "answers_needing_repair": needed_repair,
+        "answers_unparsable": unparsable,
+        "repairs": repairs,
+    }
+
+
+def run_llm(
+    server: LocalLLMServer, passages: list[Passage], mode: str, max_tokens: int, folder: Path
+) -> dict[str, Any]:
+    cache_path = folder / f"cache_{mode}.sqlite"
+    settings = _settings(server.base_url, server.model_name, mode, max_tokens, cache_path)
+    rows: list[dict[str, Any]] = []
     with LLMClient(settings) as client:
         extractor = LLMExtractor(client)
         for passage in passages:
@@ -141,35 +167,52 @@ def run_llm(
                 "completion_tokens": after.completion_tokens - before.completion_tokens,
             }
             cache = ResponseCache(cache_path)
-            raw = []
-            for prompt, text in _raw_answers(client, cache, passage):
-                answers += 1
-                try:
-                    report = parse_json_report(text)
-                    found = list(report.repairs)
-                except LLMOutputError:
-                    found = ["unparsable"]
-                    unparsable += 1
-                needed_repair += bool(found)
-                for name in found:
-                    repairs[name] = repairs.get(name, 0) + 1
-                raw.append({"prompt": prompt, "repairs": found, "answer": text})
+            row["raw"] = [{"prompt": k, "answer": t} for k, t in _raw_answers(client, cache, passage)]
             cache.close()
-            row["raw"] = raw
             rows.append(row)
             print(f"  [{mode}] {passage.title}: {seconds:.1f}s ok={row['ok']}", file=sys.stderr, flush=True)
         usage = client.usage
     return {
         "mode": mode,
         "max_tokens": max_tokens,
+        "model": server.model_name,
         "passages": rows,
-        "answers": answers,
-        "answers_needing_repair": needed_repair,
-        "answers_unparsable": unparsable,
-        "repairs": repairs,
+        **_repair_counts(rows),
         "failed_malformed": sum(1 for r in rows if "malformed" in r.get("reason", "")),
         "usage": usage.model_dump(),
     }
+
+
+def reextract(run: dict[str, Any], passages: list[Passage], folder: Path) -> None:
+    """Redo a run's extraction with the current code from its recorded raw answers (served from a cache
+    filled with them: no request is sent); the measured seconds and token counts stay the run's."""
+    cache_path = folder / f"replay_{run['mode']}.sqlite"
+    model = run.setdefault("model", MODEL_ALIAS)
+    settings = _settings("http://127.0.0.1:9/v1", model, run["mode"], run["max_tokens"], cache_path)
+    by_title = {p.title: p for p in passages}
+    with LLMClient(settings) as client:
+        cache = ResponseCache(cache_path)
+        for row in run["passages"]:
+            content = passage_content(by_title[row["title"]].text, row["title"])
+            entities: list[str] = []
+            for raw in row["raw"]:
+                if raw["prompt"] == "ner":
+                    body = client.request_body(ner_messages(content), json_mode=True, schema=NAMED_ENTITIES)
+                    entities = clean_entities(parse_json_report(raw["answer"]).value.get("named_entities"))
+                else:
+                    messages = openie_messages(content, entities)
+                    body = client.request_body(messages, json_mode=True, schema=TRIPLES)
+                cache.put(request_key(body), model, raw["answer"])
+        cache.close()
+        extractor = LLMExtractor(client)
+        for row in run["passages"]:
+            (result,) = extractor.extract([by_title[row["title"]]])
+            row.update({k: v for k, v in _summary(result, row["seconds"]).items() if k != "seconds"})
+            if isinstance(result, Extraction):
+                row.pop("reason", None)
+        assert client.usage.requests == 0, "a raw answer was missing: the replay sent a request"
+    run.update(_repair_counts(run["passages"]))
+    run["failed_malformed"] = sum(1 for r in run["passages"] if "malformed" in r.get("reason", ""))
 
 
 def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -234,6 +277,13 @@ def markdown(data: dict[str, Any]) -> str:
             rep_rows,
         )
     )
+    if data.get("reextracted"):
+        r = data["reextracted"]
+        lines.append(
+            f"\nThe LLM extractions above were redone on {r['date']} at commit `{r['commit'][:12]}` from the "
+            "raw answers recorded by this run (no new request; times are this run's): "
+            f"`{r['command']}`.\n"
+        )
     if judgement.get("notes"):
         lines.append(f"\nJudgement (by reading the triples): {judgement['notes']}\n")
     lines.append("\nEvery entity, triple and raw answer is in the JSON file beside this one.")
@@ -245,9 +295,25 @@ def main() -> None:
     parser.add_argument("--passages", type=int, default=10)
     parser.add_argument("--modes", nargs="+", default=["json_object_schema", "none"])
     parser.add_argument("--max-tokens", type=int, default=768)
+    parser.add_argument(
+        "--reextract",
+        action="store_true",
+        help="no model: redo the LLM extraction of the last results file from its recorded raw answers with "
+        "the current code (after a parser change), keeping its measured times",
+    )
     args = parser.parse_args()
     if not DEV50.is_file():
         sys.exit(f"benchmark data not found: {DEV50} (../shared/data/hotpotqa from the repository root)")
+    if args.reextract:
+        data = json.loads((RESULTS / f"{STEM}.json").read_text(encoding="utf-8"))
+        passages = gold_passages(data["n_passages"])
+        with tempfile.TemporaryDirectory() as folder:
+            for run in data["llm_runs"]:
+                reextract(run, passages, Path(folder))
+        now = run_header()
+        data["reextracted"] = {"command": now["command"], "date": now["date"], **git_commit()}
+        finish(data)
+        return
     header = run_header()
     passages = gold_passages(args.passages)
     data: dict[str, Any] = {**header, "n_passages": len(passages), "titles": [p.title for p in passages]}
@@ -260,12 +326,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder, LocalLLMServer() as server:
         for mode in args.modes:
             data["llm_runs"].append(run_llm(server, passages, mode, args.max_tokens, Path(folder)))
-    data["totals"] = {"spacy": _totals(spacy_rows)}
+    data["load_after"] = load_average()
+    finish(data)
+
+
+def finish(data: dict[str, Any]) -> None:
+    data["totals"] = {"spacy": _totals(data["spacy"])}
     for run in data["llm_runs"]:
         data["totals"][f"llm ({run['mode']})"] = _totals(run["passages"])
     if JUDGEMENT.is_file():
         data["judgement"] = json.loads(JUDGEMENT.read_text(encoding="utf-8"))
-    data["load_after"] = load_average()
     json_path, md_path = write_results(STEM, data, markdown(data))
     print(f"wrote {json_path} and {md_path}")
 

@@ -77,9 +77,9 @@ def test_whole_llm_path(server: LocalLLMServer, tmp_path: Path) -> None:
     ids = [p.id for p in passages if p.id]
     cache = tmp_path / "llm_cache.sqlite"
 
-    # 1. Answers cut at 8 tokens cannot be complete JSON: every passage fails, each with its reason, and
+    # 1. Answers cut at 3 tokens hold no complete item: every passage fails, each with its reason, and
     #    nothing half-extracted reaches the store.
-    with _memory(server, tmp_path, cache, max_tokens=8) as memory:
+    with _memory(server, tmp_path, cache, max_tokens=3) as memory:
         report = memory.index(passages)
         _accounted(report, ids)
         assert report.indexed == [] and len(report.failed) == len(ids)
