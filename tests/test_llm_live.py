@@ -132,6 +132,13 @@ def test_whole_llm_path(server: LocalLLMServer, tmp_path: Path) -> None:
         answer = memory.answer(QUESTION, top_k=2)
         assert answer.answer.strip()
         assert answer.usage.prompt_tokens > 0 and answer.usage.completion_tokens > 0
+        print(  # shown with pytest -s: what this model did
+            f"\nindexed {sorted(indexed)}, failed {[(f.passage_id, f.reason) for f in second.failed]}"
+            f"\nquery entities {result.query_entities}; kept facts "
+            f"{[(f.subject, f.predicate, f.object) for f in filtered.facts if f.kept]}; note {filtered.note}"
+            f"\nIRCoT thoughts {ircot.thoughts} (note {ircot.note}); clues {clues.clues} (note {clues.note})"
+            f"\nanswer {answer.answer!r}; LLM usage {memory.llm.usage}"
+        )
 
     # 4. Indexing the same passages into a fresh store over the same LLM cache sends no request at all.
     with _memory(server, tmp_path / "again", cache) as memory:
