@@ -290,6 +290,57 @@ def markdown(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: The looping-output probe: the server's defaults (llama-cpp-python: repeat_penalty 1.1), then each guard.
+LOOP_SETTINGS: list[tuple[str, dict[str, Any]]] = [
+    ("server defaults", {}),
+    ("frequency_penalty 0.5", {"frequency_penalty": 0.5}),
+    ("repeat_penalty 1.3 (extra_body)", {"extra_body": {"repeat_penalty": 1.3}}),
+]
+
+
+def loop_probe(title: str, max_tokens: int) -> None:
+    """One passage whose OpenIE answer looped, extracted once per setting of LOOP_SETTINGS."""
+    passage = next((p for p in gold_passages(50) if p.title == title), None)
+    if passage is None:
+        sys.exit(f"no gold passage titled {title!r} in {DEV50}")
+    data: dict[str, Any] = {**run_header(), "title": title, "max_tokens": max_tokens, "runs": []}
+    with LocalLLMServer() as server:
+        for name, extra in LOOP_SETTINGS:
+            settings = _settings(server.base_url, server.model_name, "json_object_schema", max_tokens, Path())
+            settings = settings.model_copy(update={"cache_path": None, **extra})
+            with LLMClient(settings) as client:
+                started = time.perf_counter()
+                (result,) = LLMExtractor(client).extract([passage])
+                row = {"setting": name, **_summary(result, time.perf_counter() - started)}
+                row["completion_tokens"] = client.usage.completion_tokens
+            data["runs"].append(row)
+            done = f"  {name}: {row['seconds']}s, {row['completion_tokens']} tokens"
+            print(done, file=sys.stderr, flush=True)
+    data["load_after"] = load_average()
+    rows = [
+        [
+            r["setting"],
+            r["completion_tokens"],
+            "yes" if any("cut short" in d for d in r.get("dropped", [])) else "no",
+            len(r["triples"]),
+            len([d for d in r.get("dropped", []) if "cut short" not in d]),
+            r["seconds"],
+        ]
+        for r in data["runs"]
+    ]
+    md = [
+        md_header(f"Looping output: one passage ({title}), structured_output=json_object_schema", data),
+        f"max_tokens {max_tokens}; NER then OpenIE through LLMExtractor, one run per setting.\n",
+        md_table(
+            ["setting", "completion tokens", "cut at max_tokens", "triples kept", "dropped", "seconds"],
+            rows,
+        ),
+        "\nEvery triple and drop reason is in the JSON file beside this one.",
+    ]
+    json_path, md_path = write_results(f"{STEM}_loop", data, "\n".join(md))
+    print(f"wrote {json_path} and {md_path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--passages", type=int, default=10)
@@ -301,9 +352,18 @@ def main() -> None:
         help="no model: redo the LLM extraction of the last results file from its recorded raw answers with "
         "the current code (after a parser change), keeping its measured times",
     )
+    parser.add_argument(
+        "--loop-probe",
+        metavar="TITLE",
+        help="instead: extract this one gold passage once per looping guard "
+        "(results/local_llm_hotpotqa_loop.*)",
+    )
     args = parser.parse_args()
     if not DEV50.is_file():
         sys.exit(f"benchmark data not found: {DEV50} (../shared/data/hotpotqa from the repository root)")
+    if args.loop_probe:
+        loop_probe(args.loop_probe, args.max_tokens)
+        return
     if args.reextract:
         data = json.loads((RESULTS / f"{STEM}.json").read_text(encoding="utf-8"))
         passages = gold_passages(data["n_passages"])
