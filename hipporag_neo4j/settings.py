@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from hipporag_neo4j.errors import ConfigError
+from hipporag_neo4j.llm.structured import StructuredOutput
 
 SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
 #: URI schemes of the Neo4j Python driver (bolt = one server, neo4j = routing; +s / +ssc = TLS).
@@ -136,7 +137,24 @@ class LLMSettings(_Group):
     api_key: SecretStr | None = Field(None, description="API key; falls back to OPENAI_API_KEY.")
     model: str | None = Field(None, description="Model name; unset = no LLM (offline extraction and NER).")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(None, ge=1)
+    max_tokens: int | None = Field(
+        2048,
+        ge=1,
+        description="Cap on generated tokens per call: a model looping on its own output stops here "
+        "(the answer is then parsed as far as it goes). Unset = the server's own limit.",
+    )
+    frequency_penalty: float | None = Field(
+        None,
+        ge=-2.0,
+        le=2.0,
+        description="OpenAI's frequency_penalty (OpenAI, vLLM, Ollama, llama.cpp): > 0 discourages "
+        "repeating tokens, e.g. 0.3 for small local models that loop. Unset = not sent.",
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Extra request fields for server-specific options, as JSON, e.g. "
+        '{"repeat_penalty": 1.1} (llama.cpp) or {"repetition_penalty": 1.05} (vLLM).',
+    )
     timeout: float = Field(60.0, gt=0, description="Seconds per request.")
     max_retries: int = Field(5, ge=0, le=20, description="Retries on 429, 5xx and timeouts only.")
     backoff_base: float = Field(1.0, ge=0.0, description="First retry delay in seconds; doubles each time.")
@@ -151,10 +169,23 @@ class LLMSettings(_Group):
         description="Ask for response_format=json_object in extraction and query NER (turn off for "
         "servers that reject it).",
     )
+    structured_output: StructuredOutput | None = Field(
+        None,
+        description="How JSON answers (extraction, query NER) are requested: none, json_object, "
+        "json_object_schema (llama-cpp-python, llama.cpp) or json_schema (OpenAI, vLLM, Ollama >= 0.5, "
+        "llama-server). Unset = json_object when json_mode is on, else none.",
+    )
 
     @property
     def configured(self) -> bool:
         return self.model is not None
+
+    @property
+    def json_output(self) -> StructuredOutput:
+        """The structured-output spelling in force (``structured_output``, else from ``json_mode``)."""
+        if self.structured_output is not None:
+            return self.structured_output
+        return "json_object" if self.json_mode else "none"
 
 
 class EmbeddingSettings(_Group):

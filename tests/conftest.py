@@ -38,3 +38,18 @@ def musique_dir() -> Path:
     if not (MUSIQUE_DIR / "musique_dev70.json").exists():
         pytest.skip(f"MuSiQue data not found at {MUSIQUE_DIR} (shared/ is not beside the checkout)")
     return MUSIQUE_DIR
+
+
+def _llm_live_selected(config: pytest.Config) -> bool:
+    """The real-model suite runs only when asked for: ``pytest -m llm_live`` (``make test-llm-live``)."""
+    expression = str(config.getoption("markexpr", "") or "")
+    return "llm_live" in expression and "not llm_live" not in expression
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _llm_live_selected(config):
+        return
+    skip = pytest.mark.skip(reason="real-model suite, opt-in: make test-llm-live (pytest -m llm_live)")
+    for item in items:
+        if item.get_closest_marker("llm_live") is not None:
+            item.add_marker(skip)

@@ -10,7 +10,7 @@ import pytest
 from hipporag_neo4j.errors import LLMError, LLMOutputError
 from hipporag_neo4j.extraction import prompts
 from hipporag_neo4j.extraction.base import Extractor, QueryEntityExtractor
-from hipporag_neo4j.extraction.llm_extractor import LLMExtractor, LLMQueryNER
+from hipporag_neo4j.extraction.llm_extractor import CUT_SHORT, LLMExtractor, LLMQueryNER
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_object
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure, Triple
@@ -75,6 +75,12 @@ KILIMANJARO = Passage(id="p-kili", text="Mount Kilimanjaro is a dormant volcano 
         ('{"text": "braces } and { inside strings"}', {"text": "braces } and { inside strings"}),
         ('```json\n{"named_entities": ["A"]}', {"named_entities": ["A"]}),  # unclosed fence
         ('{"broken": [} then {"good": 1}', {"good": 1}),
+        # cut short: the complete items before the cut
+        (
+            '{"triples": [["a", "b", "c"], ["d", "e", "f"], ["g", "h',
+            {"triples": [["a", "b", "c"], ["d", "e", "f"]]},
+        ),
+        ('{"named_entities": ["A", "B", "C', {"named_entities": ["A", "B"]}),
     ],
 )
 def test_parse_json_object_accepts(text: str, expected: dict[str, object]) -> None:
@@ -87,7 +93,7 @@ def test_parse_json_object_accepts(text: str, expected: dict[str, object]) -> No
         ("", "empty output"),
         ("   \n ", "empty output"),
         ("I cannot help with that.", "malformed JSON: 'I cannot help with that.'"),
-        ('{"triples": [["Danube", "flows thr', "malformed JSON: "),
+        ('{"triples": [["Danube", "flows thr', "malformed JSON: "),  # no complete item before the cut
         ('["just", "a", "list"]', "malformed JSON"),
     ],
 )
@@ -184,9 +190,13 @@ def test_extraction_end_to_end(llm_server: ReplayServer) -> None:
     assert Triple(subject="marie curie", predicate="born in", object="warsaw") in curie.triples
     assert Triple(subject="marie curie", predicate="shared", object="nobel prize in physics") in curie.triples
 
-    assert isinstance(danube, PassageFailure)
-    assert danube.passage_id == "p-danube" and danube.source == "Danube"
-    assert danube.reason.startswith('openie: malformed JSON: \'{"triples": [')
+    # cut at max_tokens: the complete triples before the cut are kept, and the cut is said
+    assert isinstance(danube, Extraction) and danube.passage_id == "p-danube"
+    assert [t.as_tuple() for t in danube.triples] == [
+        ("danube", "is", "second longest river in europe"),
+        ("danube", "flows through", "vienna"),
+    ]
+    assert danube.dropped == [f"openie: {CUT_SHORT}"]
 
     assert isinstance(eiffel, Extraction)
     assert eiffel.entities == ["Eiffel Tower", "Paris", "Gustave Eiffel", "1889"]

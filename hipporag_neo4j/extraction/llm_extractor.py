@@ -9,31 +9,37 @@ from hipporag_neo4j.errors import LLMError, LLMOutputError
 from hipporag_neo4j.extraction.base import clean_entities, validate_triples
 from hipporag_neo4j.extraction.prompts import ner_messages, openie_messages, query_ner_messages
 from hipporag_neo4j.llm.client import ChatResult, LLMClient
-from hipporag_neo4j.llm.jsonparse import parse_json_object
+from hipporag_neo4j.llm.jsonparse import TRUNCATED, parse_json_report
+from hipporag_neo4j.llm.structured import NAMED_ENTITIES, TRIPLES
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure
 from hipporag_neo4j.text import passage_content
+
+CUT_SHORT = (
+    "answer cut short (llm.max_tokens reached, often a model repeating itself): kept the items before the cut"
+)
+
+
+def _parsed(result: ChatResult | LLMError, key: str) -> tuple[Any, bool]:
+    """The answer's ``key`` value and whether the answer was cut short; raises LLMError when the call
+    failed or the answer is unusable."""
+    if isinstance(result, LLMError):
+        raise result
+    parsed = parse_json_report(result.text)
+    if key not in parsed.value:
+        raise LLMOutputError(f"no {key!r} key (keys: {sorted(parsed.value)[:5]})")
+    return parsed.value[key], result.truncated or TRUNCATED in parsed.repairs
 
 
 def _entities_from(result: ChatResult | LLMError) -> list[str]:
     """Named entities of an NER answer; raises LLMError when the call failed or the answer is unusable."""
-    if isinstance(result, LLMError):
-        raise result
-    parsed = parse_json_object(result.text)
-    if "named_entities" not in parsed:
-        raise LLMOutputError(f"no 'named_entities' key (keys: {sorted(parsed)[:5]})")
-    return clean_entities(parsed["named_entities"])
+    return clean_entities(_parsed(result, "named_entities")[0])
 
 
-def _raw_triples(result: ChatResult | LLMError) -> Any:
-    if isinstance(result, LLMError):
-        raise result
-    parsed = parse_json_object(result.text)
-    if "triples" not in parsed:
-        raise LLMOutputError(f"no 'triples' key (keys: {sorted(parsed)[:5]})")
-    raw = parsed["triples"]
+def _raw_triples(result: ChatResult | LLMError) -> tuple[list[Any], bool]:
+    raw, cut = _parsed(result, "triples")
     if not isinstance(raw, list):
         raise LLMOutputError(f"'triples' is not a list but {type(raw).__name__}")
-    return raw
+    return raw, cut
 
 
 class LLMExtractor:
@@ -56,7 +62,10 @@ class LLMExtractor:
     def extract(self, passages: Sequence[Passage]) -> list[Extraction | PassageFailure]:
         contents = [passage_content(p.text, p.title) for p in passages]
         ner_results = self.client.chat_many(
-            [ner_messages(c) for c in contents], json_mode=self.json_mode, progress=self.progress
+            [ner_messages(c) for c in contents],
+            json_mode=self.json_mode,
+            schema=NAMED_ENTITIES,
+            progress=self.progress,
         )
         outcomes: list[Extraction | PassageFailure] = []
         entities: dict[int, list[str]] = {}
@@ -72,6 +81,7 @@ class LLMExtractor:
         openie_results = self.client.chat_many(
             [openie_messages(contents[i], entities[i]) for i in pending],
             json_mode=self.json_mode,
+            schema=TRIPLES,
             progress=self.progress,
         )
         for i, result in zip(pending, openie_results, strict=True):
@@ -83,12 +93,14 @@ class LLMExtractor:
         passage: Passage, entities: list[str], result: ChatResult | LLMError
     ) -> Extraction | PassageFailure:
         try:
-            raw = _raw_triples(result)
+            raw, cut = _raw_triples(result)
         except LLMError as exc:
             return _failure(passage, f"openie: {exc}")
         triples, dropped = validate_triples(raw)
         if raw and not triples and dropped:
             return _failure(passage, f"openie: all {len(raw)} triples invalid, e.g. {dropped[0]}")
+        if cut:
+            dropped.append(f"openie: {CUT_SHORT}")
         return Extraction(passage_id=passage.id, entities=entities, triples=triples, dropped=dropped)
 
 
@@ -107,5 +119,5 @@ class LLMQueryNER:
         self.json_mode = json_mode
 
     def query_entities(self, query: str) -> list[str]:
-        result = self.client.chat(query_ner_messages(query), json_mode=self.json_mode)
+        result = self.client.chat(query_ner_messages(query), json_mode=self.json_mode, schema=NAMED_ENTITIES)
         return _entities_from(result)

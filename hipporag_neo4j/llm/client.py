@@ -24,6 +24,7 @@ import openai
 
 from hipporag_neo4j.errors import ConfigError, LLMError, LLMOutputError
 from hipporag_neo4j.llm.cache import ResponseCache, request_key
+from hipporag_neo4j.llm.structured import JsonSchema, response_format
 from hipporag_neo4j.models import Usage
 from hipporag_neo4j.settings import LLMSettings
 
@@ -39,11 +40,20 @@ _DETAIL_LIMIT = 300
 
 @dataclass(frozen=True)
 class ChatResult:
-    """One chat answer. ``usage`` is this call's: requests/retries/tokens, or ``cached=1`` for a cache hit."""
+    """One chat answer. ``usage`` is this call's: requests/retries/tokens, or ``cached=1`` for a cache hit.
+
+    ``finish_reason`` is the server's (``"length"``: cut at ``max_tokens``); None for a cache hit.
+    """
 
     text: str
     usage: Usage
     cached: bool = False
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        """True when the answer was cut at ``max_tokens`` (often a model repeating itself)."""
+        return self.finish_reason == "length"
 
 
 def safe_url(url: str | None) -> str | None:
@@ -190,27 +200,46 @@ class LLMClient:
 
     # -- calls ----------------------------------------------------------------------------------------------
 
-    def request_body(self, messages: Messages, *, json_mode: bool = False, **params: Any) -> dict[str, Any]:
-        """The chat-completions request (also the cache key's content): settings' defaults < ``params``."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.settings.temperature,
-        }
-        if self.settings.max_tokens is not None:
-            body["max_tokens"] = self.settings.max_tokens
-        if json_mode:
-            body["response_format"] = {"type": "json_object"}
+    def request_body(
+        self,
+        messages: Messages,
+        *,
+        json_mode: bool = False,
+        schema: JsonSchema | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
+        """The chat-completions request (also the cache key's content): settings' defaults < ``params``.
+
+        ``json_mode`` asks for a JSON answer the way ``llm.structured_output`` spells it for the server,
+        constrained to ``schema`` where that spelling carries one.
+        """
+        s = self.settings
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": s.temperature}
+        if s.max_tokens is not None:
+            body["max_tokens"] = s.max_tokens
+        if s.frequency_penalty is not None:
+            body["frequency_penalty"] = s.frequency_penalty
+        if json_mode and (fmt := response_format(s.json_output, schema)) is not None:
+            body["response_format"] = fmt
+        if s.extra_body:
+            body["extra_body"] = dict(s.extra_body)  # the openai client merges it into the JSON body
         body.update(params)
         return body
 
-    def chat(self, messages: Messages, *, json_mode: bool = False, **params: Any) -> ChatResult:
+    def chat(
+        self,
+        messages: Messages,
+        *,
+        json_mode: bool = False,
+        schema: JsonSchema | None = None,
+        **params: Any,
+    ) -> ChatResult:
         """One chat completion (from the cache when the same request was answered before).
 
         Raises :class:`LLMError` after ``max_retries`` transient failures or at once on any other error,
         and :class:`LLMOutputError` when the answer holds no text.
         """
-        body = self.request_body(messages, json_mode=json_mode, **params)
+        body = self.request_body(messages, json_mode=json_mode, schema=schema, **params)
         key = request_key(body)
         cache = self._response_cache()
         if cache is not None:
@@ -219,12 +248,19 @@ class LLMClient:
                 usage = Usage(cached=1)
                 self._count(usage)
                 return ChatResult(text=text, usage=usage, cached=True)
-        text, usage = self._call(body)
+        text, usage, finish_reason = self._call(body)
+        if finish_reason == "length":
+            log.warning(
+                "LLM answer cut at max_tokens=%s (model %r): the model may be repeating itself; "
+                "llm.frequency_penalty or a repeat penalty in llm.extra_body can help",
+                body.get("max_tokens"),
+                self.model,
+            )
         if cache is not None:
             cache.put(key, self.model, text, usage.prompt_tokens, usage.completion_tokens)
-        return ChatResult(text=text, usage=usage, cached=False)
+        return ChatResult(text=text, usage=usage, cached=False, finish_reason=finish_reason)
 
-    def _call(self, body: dict[str, Any]) -> tuple[str, Usage]:
+    def _call(self, body: dict[str, Any]) -> tuple[str, Usage, str | None]:
         client = self._client()
         retries = 0
         while True:
@@ -267,7 +303,7 @@ class LLMClient:
             )
             self._sleep(delay)
 
-    def _read(self, response: Any, retries: int) -> tuple[str, Usage]:
+    def _read(self, response: Any, retries: int) -> tuple[str, Usage, str | None]:
         reported = getattr(response, "usage", None)
         usage = Usage(
             requests=1,
@@ -281,7 +317,8 @@ class LLMClient:
         if not text:
             reason = choices[0].finish_reason if choices else "no choices"
             raise LLMOutputError(f"LLM returned no text (model {self.model!r}, finish_reason={reason!r})")
-        return str(text), usage
+        finish_reason = getattr(choices[0], "finish_reason", None)
+        return str(text), usage, str(finish_reason) if finish_reason is not None else None
 
     def _detail(self, exc: openai.APIError) -> str:
         detail = exc.message
@@ -303,6 +340,7 @@ class LLMClient:
         requests: Sequence[Messages],
         *,
         json_mode: bool = False,
+        schema: JsonSchema | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> list[ChatResult | LLMError]:
         """``chat`` for each request, ``settings.concurrency`` at a time; results in request order.
@@ -316,7 +354,7 @@ class LLMClient:
         workers = min(self.settings.concurrency, len(requests))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool:
             futures = {
-                pool.submit(self._chat_or_error, messages, json_mode): i
+                pool.submit(self._chat_or_error, messages, json_mode, schema): i
                 for i, messages in enumerate(requests)
             }
             for future in as_completed(futures):
@@ -325,8 +363,10 @@ class LLMClient:
                     progress(1)
         return [results[i] for i in range(len(requests))]
 
-    def _chat_or_error(self, messages: Messages, json_mode: bool) -> ChatResult | LLMError:
+    def _chat_or_error(
+        self, messages: Messages, json_mode: bool, schema: JsonSchema | None
+    ) -> ChatResult | LLMError:
         try:
-            return self.chat(messages, json_mode=json_mode)
+            return self.chat(messages, json_mode=json_mode, schema=schema)
         except LLMError as exc:
             return exc

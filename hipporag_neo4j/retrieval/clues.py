@@ -12,6 +12,7 @@ from collections.abc import Callable
 from hipporag_neo4j.errors import HippoRAGError, LLMOutputError
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_object
+from hipporag_neo4j.llm.structured import CLUES
 from hipporag_neo4j.models import ClueHit, RetrievalResult, RetrievedPassage
 from hipporag_neo4j.retrieval.fusion import RRF_K
 from hipporag_neo4j.retrieval.prompts import clue_messages
@@ -26,7 +27,7 @@ def draft_clues(
     client: LLMClient, query: str, max_clues: int, memory: str | None, json_mode: bool
 ) -> list[str]:
     """Up to ``max_clues`` distinct, non-empty clues other than the question itself."""
-    result = client.chat(clue_messages(query, max_clues, memory), json_mode=json_mode)
+    result = client.chat(clue_messages(query, max_clues, memory), json_mode=json_mode, schema=CLUES)
     parsed = parse_json_object(result.text)
     raw = parsed.get("clues")
     if not isinstance(raw, list):

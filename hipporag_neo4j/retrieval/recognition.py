@@ -7,6 +7,7 @@ import logging
 from hipporag_neo4j.errors import LLMOutputError
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_object
+from hipporag_neo4j.llm.structured import FACTS
 from hipporag_neo4j.retrieval.prompts import filter_messages
 from hipporag_neo4j.stores.base import FactHit
 from hipporag_neo4j.text import normalize_phrase
@@ -34,7 +35,7 @@ class LLMFactFilter:
 
     def __call__(self, query: str, candidates: list[FactHit]) -> list[FactHit]:
         triples = [[f.subject, f.predicate, f.object] for f in candidates]
-        result = self.client.chat(filter_messages(query, triples), json_mode=self.json_mode)
+        result = self.client.chat(filter_messages(query, triples), json_mode=self.json_mode, schema=FACTS)
         parsed = parse_json_object(result.text)
         chosen = parsed.get("fact", parsed.get("facts"))
         if not isinstance(chosen, list):
