@@ -194,3 +194,25 @@ def test_llm_loops_need_an_llm(tmp_path: Path) -> None:
         memory.index(["The Danube flows through Vienna."])
         with pytest.raises(ConfigError, match="no LLM configured"):
             memory.retrieve("Which river?", strategy="ircot")
+
+
+def test_the_evaluation_harness_runs_a_strategy(memory: HippoRAG, llm_server: ReplayServer) -> None:
+    """`eval --strategy clues`: every mode of the harness goes through the LLM loop (replayed here)."""
+    from hipporag_neo4j.evaluation.loaders import CorpusPassage, EvalQuestion
+    from hipporag_neo4j.evaluation.runner import run_evaluation
+
+    llm_server.script(
+        Reply.completion('{"clues": ["Austria joined the European Union"]}'), system=CLUES, repeat=True
+    )
+    corpus = [CorpusPassage(id=pid, title=p.title, text=p.text) for pid, (p, _, _) in PASSAGES.items()]
+    question = EvalQuestion(
+        id="q1",
+        question=QUESTION,
+        answers=["1995"],
+        gold_contents=[f"{PASSAGES['austria'][0].title}\n{PASSAGES['austria'][0].text}"],
+        gold_titles=["Austria"],
+    )
+    memory.settings.retrieval.strategy = "clues"
+    report = run_evaluation(memory, [question], corpus, ["dense"], top_k=2, n_resamples=100)
+    assert report.questions[0].modes["dense"].gold_ranks == {"austria": 1}
+    assert len(llm_server.requests_to(CLUES)) == 1

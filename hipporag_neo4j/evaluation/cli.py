@@ -79,6 +79,11 @@ class _Bar:
     help="Retrieval mode to evaluate; repeat for several (default: all).",
 )
 @click.option(
+    "--strategy",
+    type=click.Choice(["single", "ircot", "clues"]),
+    help="Wrap every mode in an LLM loop (ircot, clues; needs an LLM); default: retrieval.strategy.",
+)
+@click.option(
     "--top-k", type=click.IntRange(1, 1000), default=10, show_default=True, help="Passages retrieved."
 )
 @click.option(
@@ -98,6 +103,7 @@ def eval_cmd(
     corpus_path: Path,
     openie_path: Path | None,
     modes: tuple[str, ...],
+    strategy: str | None,
     top_k: int,
     answer: bool,
     report_path: Path | None,
@@ -120,6 +126,8 @@ def eval_cmd(
         questions = load_questions(questions_path)[:limit]
         corpus = load_corpus(corpus_path)
         with _store_dir(ctx) as extra:
+            if strategy:
+                extra = {**(extra or {}), "retrieval": {"strategy": strategy}}
             memory = HippoRAG(ctx.settings(extra))
             index_bar = _Bar("indexing")
             try:
