@@ -12,10 +12,11 @@ both work, and an unknown ``HIPPORAG_*`` name or an invalid value is an error na
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -405,6 +406,20 @@ def _target(name: str) -> tuple[str, ...] | None:
     return tuple(path)
 
 
+def _decode(path: tuple[str, ...], value: str, name: str) -> Any:
+    """A variable's value as the field takes it: JSON for dict and list fields (as pydantic-settings reads
+    them), the string itself for everything else (pydantic converts numbers, flags and choices)."""
+    model: Any = Settings
+    for part in path:
+        model = model.model_fields[part].annotation
+    if not any(get_origin(t) in (dict, list) or t in (dict, list) for t in (model, *get_args(model))):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{'.'.join(path)} ({name}): not valid JSON: {exc}") from None
+
+
 def _read_env_file(env_file: str | Path | None) -> dict[str, str]:
     """The HIPPORAG_* entries of a .env file; every other key belongs to someone else and is ignored."""
     if env_file is None:
@@ -437,7 +452,7 @@ def _nested(
         node: dict[str, Any] = nested
         for key in target[:-1]:
             node = node.setdefault(key, {})
-        node[target[-1]] = variables[name]
+        node[target[-1]] = _decode(target, variables[name], name)
         origin[target] = (name, f" from {where}")
     return nested
 
