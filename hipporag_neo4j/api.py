@@ -34,7 +34,8 @@ from hipporag_neo4j.passage_ids import resolve
 from hipporag_neo4j.retrieval.clues import KnowledgeMemory
 from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import Settings, load_settings
-from hipporag_neo4j.stores.base import DeleteReport, EmbeddedKind, GraphStore, StoreMeta
+from hipporag_neo4j.stores.base import DeleteReport, EmbeddedKind, GraphStore, ReembedState, StoreMeta
+from hipporag_neo4j.synonyms import finish_pending_synonyms
 
 PassageLike = str | PassageInput | Mapping[str, Any]
 
@@ -140,6 +141,7 @@ class HippoRAG:
                 from hipporag_neo4j.retrieval.recognition import LLMFactFilter
 
                 fact_filter = LLMFactFilter(self.llm, json_mode=self.settings.llm.json_mode)
+            self._finish_synonyms()  # edges an interrupted index run or re-embed left to compute
             self._retriever = Retriever(
                 self.store,
                 self.embedder,
@@ -150,6 +152,10 @@ class HippoRAG:
                 fact_filter=fact_filter,
             )
         return self._retriever
+
+    def _finish_synonyms(self) -> int:
+        r = self.settings.retrieval
+        return finish_pending_synonyms(self.store, r.synonym_top_k, r.synonym_threshold)
 
     def _indexing_options(self, *, chunk: bool = True) -> IndexingOptions:
         r, x = self.settings.retrieval, self.settings.extraction
@@ -291,26 +297,40 @@ class HippoRAG:
         return self.store.stats()
 
     def reembed(self, progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
-        """Re-encode every passage, phrase and fact with the configured embedding model."""
+        """Re-encode every passage, phrase and fact with the configured embedding model, then recompute
+        the synonym edges from the new phrase vectors.
+
+        Resumable: the target model and the last id re-encoded per kind are recorded in the store after
+        each batch, and the store refuses to serve (ReembedPendingError) until a run completes; an
+        interrupted run continues where it stopped (with another model configured, it starts over).
+        The counts are of what this run re-encoded."""
         if self._store is None:
             self._store = create_store(self.settings)
         store = self._store
-        meta = store.meta()
-        model, dim = self.embedder.model_name, self.embedder.dimension
-        if meta is None:
+        self._opened = None
+        self._retriever = None
+        if store.open_for_reembed() is None:
             raise ConfigError("the store is empty: nothing to re-embed")
-        store.set_embedding_model(model, dim)
+        model, dim = self.embedder.model_name, self.embedder.dimension
+        state = store.reembed_state()
+        if state is None or (state.embedding_model, state.embedding_dim) != (model, dim):
+            state = ReembedState(model, dim)
+            store.set_reembed_state(state)
         counts: dict[str, int] = {}
         kinds: tuple[EmbeddedKind, ...] = ("passage", "phrase", "fact")
         for kind in kinds:
             counts[kind] = 0
-            for batch in store.iter_texts(kind, 1024):
+            for batch in store.iter_texts(kind, 1024, after=state.done_through.get(kind, "")):
                 ids = [i for i, _ in batch]
                 store.set_embeddings(kind, ids, self.embedder.encode([t for _, t in batch]))
+                state.done_through[kind] = ids[-1]
+                store.set_reembed_state(state)  # after the vectors: a crash in between redoes one batch
                 counts[kind] += len(batch)
                 if progress:
                     progress(kind, counts[kind])
+        store.finish_reembed(model, dim)
         self._opened = store.open(model, dim)
+        self._finish_synonyms()
         return counts
 
     def doctor(self) -> dict[str, Any]:

@@ -27,6 +27,10 @@ class SchemaVersionError(StoreError):
     """The store's schema version is not one this release can read."""
 
 
+class ReembedPendingError(StoreError):
+    """A re-embed was interrupted: the store holds vectors of two models and serves nothing until it ends."""
+
+
 class CapabilityError(StoreError):
     """The server lacks something required (Neo4j version, vector indexes, GDS...)."""
 

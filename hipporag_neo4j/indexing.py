@@ -1,8 +1,10 @@
 """Indexing: passages -> extraction -> phrases, facts, mentions, embeddings -> store -> synonym edges.
 
 Works in batches; each batch is written atomically, so a crash or Ctrl-C loses at most the batch in
-flight, and a re-run skips what is stored (resume) and never duplicates. A passage whose extraction failed
-is reported and not stored, so the next run retries it.
+flight, and a re-run skips what is stored (resume) and never duplicates. A batch's synonym edges follow
+in a second transaction; the phrases still waiting for them are marked in the store (in the batch's own
+transaction), and every run finishes that work first, so a crash between the two loses nothing.
+A passage whose extraction failed is reported and not stored, so the next run retries it.
 
 Identity (:mod:`hipporag_neo4j.passage_ids`): a passage id stored with the same content is skipped; with
 other content it is an update: the new version is indexed and the old one, with all only it supported,
@@ -26,9 +28,9 @@ from hipporag_neo4j.embedding import Embedder
 from hipporag_neo4j.extraction.base import Extractor
 from hipporag_neo4j.models import Extraction, IndexReport, Passage, PassageFailure, PassageInput
 from hipporag_neo4j.passage_ids import stored_versions
-from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord, SynonymEdge
+from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord
+from hipporag_neo4j.synonyms import finish_pending_synonyms
 from hipporag_neo4j.text import (
-    alnum_count,
     fact_text,
     make_fact_id,
     make_passage_id,
@@ -246,6 +248,7 @@ class Indexer:
         sources = prepare_sources(inputs, self.embedder, self.options, report)
         todo = self._plan_updates(sources, report)
         t = self._tick(report, "prepare", t)
+        report.new_synonym_edges += self._finish_synonyms()  # what an interrupted run left undone
         size = self.options.batch_size
         if todo:
             self.progress("index", 0, len(todo))  # the total up front: a long run shows from its start
@@ -316,14 +319,22 @@ class Indexer:
             self._embed_new_facts(graph.records, all_facts, new_fact_ids)
         t = self._tick(report, "embedding", t)
 
-        self.store.write_passages(phrases, graph.records)
-        report.indexed.extend(r.passage.id for r in graph.records)
-        report.new_phrases += len(phrases)
-        report.new_facts += len(new_fact_ids)
+        written = set(self.store.write_passages(phrases, graph.records))
+        # the store checks for each passage inside its transaction: one that another writer stored
+        # meanwhile is not written again, and is reported as skipped, not as indexed
+        report.indexed.extend(r.passage.id for r in graph.records if r.passage.id in written)
+        report.skipped.extend(r.passage.id for r in graph.records if r.passage.id not in written)
+        if written:
+            report.new_phrases += len(phrases)
+            report.new_facts += len(new_fact_ids)
         t = self._tick(report, "store_writes", t)
 
-        report.new_synonym_edges += self._add_synonyms(phrases)
+        report.new_synonym_edges += self._finish_synonyms()
         self._tick(report, "synonyms", t)
+
+    def _finish_synonyms(self) -> int:
+        """Synonym edges of the phrases the store marks pending: this batch's, and any a crash left."""
+        return finish_pending_synonyms(self.store, self.options.synonym_top_k, self.options.synonym_threshold)
 
     def _embed_new_facts(
         self, records: list[PassageRecord], all_facts: dict[str, FactRecord], new_ids: list[str]
@@ -334,22 +345,3 @@ class Indexer:
                 FactRecord(f.id, f.subject_id, f.predicate, f.object_id, f.text, vectors.get(f.id))
                 for f in record.facts
             ]
-
-    def _add_synonyms(self, new_phrases: Sequence[PhraseRecord]) -> int:
-        """New phrases against every stored phrase (old and new) through the store's vector search."""
-        queries = [p for p in new_phrases if alnum_count(p.name) > 2]
-        if not queries:
-            return 0
-        hits = self.store.nearest_phrases(
-            np.stack([p.embedding for p in queries]),
-            self.options.synonym_top_k,
-            self.options.synonym_threshold,
-            exclude_ids=[p.id for p in queries],
-        )
-        edges = [
-            SynonymEdge(phrase.id, hit.id, hit.similarity)
-            for phrase, row in zip(queries, hits, strict=True)
-            for hit in row
-            if alnum_count(hit.name) > 2
-        ]
-        return self.store.write_synonyms(edges) if edges else 0

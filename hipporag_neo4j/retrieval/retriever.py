@@ -214,6 +214,7 @@ class Retriever:
 
         ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
         passages = self.store.get_passages([pid for pid, _ in ranked])
+        ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
         graph_by_id = {p.passage_id: p for p in graph_run.scores} if graph_run else {}
         dense_by_id = {p.passage_id: p.score for p in dense_scores}
         results = []
@@ -265,6 +266,7 @@ class Retriever:
             run.notes.insert(0, note)
         ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
         passages = self.store.get_passages([pid for pid, _ in ranked])
+        ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
         note = "; ".join(run.notes) or None
         results = []
         for rank, (pid, score) in enumerate(ranked, start=1):

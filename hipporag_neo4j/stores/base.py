@@ -21,6 +21,7 @@ HippoRAG 2 walk (:meth:`GraphStore.passage_node_scores`) adds the Passage nodes 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -28,7 +29,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from hipporag_neo4j.errors import ModelMismatchError, SchemaVersionError
+from hipporag_neo4j.errors import ModelMismatchError, ReembedPendingError, SchemaVersionError
 from hipporag_neo4j.model_names import same_model
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 
@@ -140,6 +141,41 @@ def chunks_of_parents(candidates: Iterable[tuple[str, str, dict[str, object]]]) 
 
 
 @dataclass
+class ReembedState:
+    """A re-embed under way: the target model and, per kind, the last id re-encoded (ids go in order),
+    so an interrupted run resumes after it. Stored in the store's metadata until the re-embed ends."""
+
+    embedding_model: str
+    embedding_dim: int
+    done_through: dict[str, str] = field(default_factory=dict)  # kind -> last id written
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"model": self.embedding_model, "dim": self.embedding_dim, "done_through": self.done_through},
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> ReembedState:
+        data = json.loads(text)
+        return cls(
+            str(data["model"]), int(data["dim"]), {str(k): str(v) for k, v in data["done_through"].items()}
+        )
+
+
+def check_no_reembed(state: ReembedState | None, location: str) -> None:
+    """Refuse to serve a store whose re-embed did not finish (its vectors mix two models)."""
+    if state is not None:
+        kinds = ", ".join(f"{k}s up to {v!r}" for k, v in sorted(state.done_through.items())) or "nothing yet"
+        raise ReembedPendingError(
+            f"{location}: a re-embed to {state.embedding_model!r} ({state.embedding_dim}-d) was interrupted "
+            f"(re-encoded: {kinds}), so its vectors mix two models and it serves nothing until that ends. "
+            f"Configure {state.embedding_model!r} and run `hipporag-neo4j reembed` again: it resumes "
+            "where it stopped."
+        )
+
+
+@dataclass
 class DeleteReport:
     passages: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -157,7 +193,8 @@ class GraphStore(Protocol):
     # --- lifecycle and metadata -------------------------------------------------------------
     def open(self, embedding_model: str, embedding_dim: int) -> StoreMeta:
         """Create the schema if needed and check it: raises ModelMismatchError when the store was built
-        with another embedding model or dimension, SchemaVersionError for an unknown schema version."""
+        with another embedding model or dimension, SchemaVersionError for an unknown schema version,
+        ReembedPendingError while an interrupted re-embed has not finished."""
         ...
 
     def meta(self) -> StoreMeta | None:
@@ -177,9 +214,17 @@ class GraphStore(Protocol):
 
     def missing_facts(self, ids: Sequence[str]) -> set[str]: ...
 
-    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> None:
+    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
         """Write new phrases, then passages with their mentions and facts, atomically per call.
-        Updates relation edges and passage counts. Passages already stored are left as they are."""
+        Updates relation edges and passage counts. Passages already stored are left as they are: the
+        check is inside the transaction, so of two concurrent writers only one writes a passage.
+        The new phrases are marked "synonyms pending" in the same transaction (see
+        :meth:`pending_synonym_phrases`). Returns the ids of the passages this call wrote."""
+        ...
+
+    def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
+        """Up to ``limit`` phrases whose synonym edges are not computed yet: written by a batch whose
+        synonym step has not run (still to come, or lost to a crash), or reset by a re-embed."""
         ...
 
     def nearest_phrases(
@@ -189,8 +234,9 @@ class GraphStore(Protocol):
         most similar first; ``exclude_ids[i]`` is left out of row i (the query phrase itself)."""
         ...
 
-    def write_synonyms(self, edges: Sequence[SynonymEdge]) -> int:
-        """MERGE synonym edges (canonical direction); returns how many were new."""
+    def write_synonyms(self, edges: Sequence[SynonymEdge], done: Sequence[str] = ()) -> int:
+        """MERGE synonym edges (canonical direction) and clear the "synonyms pending" mark of the phrase
+        ids ``done``, in one transaction; returns how many edges were new."""
         ...
 
     def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
@@ -264,12 +310,30 @@ class GraphStore(Protocol):
     def stats(self) -> StoreStats: ...
 
     # --- maintenance -------------------------------------------------------------------------
-    def iter_texts(self, kind: EmbeddedKind, batch_size: int) -> Iterator[list[tuple[str, str]]]:
-        """(id, text) of every passage, phrase or fact, in batches: what ``reembed`` re-encodes."""
+    def iter_texts(
+        self, kind: EmbeddedKind, batch_size: int, after: str = ""
+    ) -> Iterator[list[tuple[str, str]]]:
+        """(id, text) of every passage, phrase or fact with id > ``after``, in id order, in batches:
+        what ``reembed`` re-encodes (``after`` lets an interrupted re-embed resume)."""
         ...
 
     def set_embeddings(self, kind: EmbeddedKind, ids: Sequence[str], vectors: Matrix) -> None: ...
 
     def set_embedding_model(self, embedding_model: str, embedding_dim: int) -> None:
         """Record a new model after ``reembed``; also rebuilds vector indexes where the dimension changed."""
+        ...
+
+    def open_for_reembed(self) -> StoreMeta | None:
+        """Open without the model check (and despite an unfinished re-embed), for ``reembed`` only."""
+        ...
+
+    def reembed_state(self) -> ReembedState | None:
+        """The re-embed under way, or None. While there is one, :meth:`open` refuses the store."""
+        ...
+
+    def set_reembed_state(self, state: ReembedState | None) -> None: ...
+
+    def finish_reembed(self, embedding_model: str, embedding_dim: int) -> None:
+        """End a re-embed: record the new model, drop every synonym edge and mark every phrase
+        "synonyms pending" (they are recomputed with the new vectors), forget the re-embed state."""
         ...

@@ -52,6 +52,10 @@ CREATE TABLE IF NOT EXISTS synonyms (
     CHECK (source_id < target_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS synonyms_by_target ON synonyms(target_id);
+-- phrases whose synonym edges are still to be computed: written with the phrases, cleared with the edges
+CREATE TABLE IF NOT EXISTS synonyms_pending (
+    phrase_id TEXT PRIMARY KEY REFERENCES phrases(id)
+) WITHOUT ROWID;
 """
 
 #: RELATION edges are derived from facts and their provenance, so delete is exact by construction.

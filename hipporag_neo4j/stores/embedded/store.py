@@ -1,14 +1,17 @@
 """The embedded store: a directory with one SQLite database; no server.
 
 Writes are transactional (one transaction per batch), so a crash leaves the store as it was before the
-batch. Retrieval runs from an in-memory snapshot (numpy / scipy) that is loaded lazily and rebuilt when the
-graph version changes, also when another process wrote to the same store.
+batch; writers take SQLite's write lock first (``BEGIN IMMEDIATE``) and check what is stored inside it, so
+two writers go one at a time and never write the same passage twice. Retrieval runs from an in-memory
+snapshot (numpy / scipy) that is loaded lazily, in one read transaction (WAL: a consistent state even while
+another process commits), and rebuilt when the graph version changes, also when another process wrote.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.ppr import personalized_pagerank
 from hipporag_neo4j.stores.base import (
@@ -30,10 +33,12 @@ from hipporag_neo4j.stores.base import (
     PassageScore,
     PhraseHit,
     PhraseRecord,
+    ReembedState,
     StoreMeta,
     SynonymEdge,
     Vector,
     check_meta,
+    check_no_reembed,
     chunks_of_parents,
 )
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
@@ -43,6 +48,7 @@ DB_FILE = "graph.sqlite"
 _PPR_CACHE_SIZE = 256  # PPR vectors kept per graph version (HippoRAG 2 walk; repeated queries are free)
 _QUERY_CHUNK = 512  # query vectors scored at once: bounds the similarity matrix to 512 x |phrases|
 _SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
+_MAX_PATH_BYTES = 504  # measured: SQLite's 512-byte path limit, less room for the "-wal" suffix
 
 _TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases", "fact": "facts"}
 
@@ -73,6 +79,7 @@ class EmbeddedStore:
         self._phrases: PhraseIndex | None = None
         self._snapshot: GraphSnapshot | None = None
         self._loaded_version = -1
+        self._committed = (0, 0)  # graph version before and after this connection's last write
 
     # --- lifecycle ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -85,17 +92,26 @@ class EmbeddedStore:
                 conn.execute("PRAGMA busy_timeout=30000")
                 conn.execute("PRAGMA foreign_keys=ON")
                 conn.executescript(SCHEMA)
-            except (sqlite3.DatabaseError, OSError) as exc:
-                raise StoreError(f"cannot open embedded store at {self.path}: {exc}") from exc
+            except (sqlite3.DatabaseError, OSError, ValueError) as exc:
+                size = len(os.fsencode(self.path.absolute() / DB_FILE))
+                hint = (
+                    f" (the path to {DB_FILE} is {size} bytes; SQLite opens at most about {_MAX_PATH_BYTES}: "
+                    "use a shorter path)"
+                    if size > _MAX_PATH_BYTES
+                    else ""
+                )
+                raise StoreError(f"cannot open embedded store at {str(self.path)!r}: {exc}{hint}") from exc
             self._conn = conn
         return self._conn
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: SQLite's write lock first, so what it reads inside is what it writes over."""
         conn = self._connect()
         with self._lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
+                before = self._version_in(conn)
                 yield conn
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -106,6 +122,27 @@ class EmbeddedStore:
                     "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
                 )
                 conn.execute("COMMIT")
+                self._committed = (before, before + 1)
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every SELECT inside sees one committed state (the WAL snapshot taken at
+        the first read), however many writers commit meanwhile."""
+        conn = self._connect()
+        with self._lock:
+            if conn.in_transaction:
+                yield conn
+                return
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                conn.execute("COMMIT")
+
+    @staticmethod
+    def _version_in(conn: sqlite3.Connection) -> int:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
+        return int(row[0]) if row else 0
 
     def _read_meta(self) -> dict[str, str]:
         return dict(self._connect().execute("SELECT key, value FROM meta").fetchall())
@@ -121,6 +158,7 @@ class EmbeddedStore:
         )
 
     def open(self, embedding_model: str, embedding_dim: int) -> StoreMeta:
+        check_no_reembed(self.reembed_state(), f"store {self.path}")
         existing = self.meta()
         if existing is None:
             with self._transaction() as conn:
@@ -151,28 +189,46 @@ class EmbeddedStore:
         return self._meta.embedding_dim
 
     def _graph_version(self) -> int:
-        row = self._connect().execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
-        return int(row[0]) if row else 0
+        return self._version_in(self._connect())
+
+    def _sync_version(self, conn: sqlite3.Connection) -> None:
+        """Drop in-memory state if someone (another process, or delete) changed the store."""
+        values = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        version = int(values.get("graph_version", 0))
+        if version == self._loaded_version:
+            return
+        self._phrases = None
+        self._snapshot = None
+        self._check_model(values)
+        self._loaded_version = version
+
+    def _check_model(self, values: dict[str, str]) -> None:
+        """Refuse to go on when the store was re-embedded since it was opened (or is being re-embedded):
+        its vectors are no longer those of the model this process encodes with."""
+        if "reembed" in values:
+            check_no_reembed(ReembedState.from_json(values["reembed"]), f"store {self.path}")
+        recorded = (values.get("embedding_model"), values.get("embedding_dim"))
+        if self._meta is not None and recorded != (self._meta.embedding_model, str(self._meta.embedding_dim)):
+            raise ModelMismatchError(
+                f"store {self.path} was re-embedded with {recorded[0]!r} while open with "
+                f"{self._meta.embedding_model!r}: open it again with the new model"
+            )
 
     def _phrase_index(self) -> PhraseIndex:
-        self._sync_version()
-        if self._phrases is None:
-            self._phrases = PhraseIndex.load(self._connect(), self._dim)
-        return self._phrases
-
-    def _sync_version(self) -> None:
-        """Drop in-memory state if someone (another process, or delete) changed the store."""
-        version = self._graph_version()
-        if version != self._loaded_version:
-            self._phrases = None
-            self._snapshot = None
-            self._loaded_version = version
+        with self._read() as conn:
+            self._sync_version(conn)
+            if self._phrases is None:
+                self._phrases = PhraseIndex.load(conn, self._dim)
+            return self._phrases
 
     def _graph(self) -> GraphSnapshot:
-        with self._lock:
-            phrases = self._phrase_index()
+        """Phrases and graph read in one read transaction, so they describe the same graph version."""
+        with self._read() as conn:
+            self._sync_version(conn)
+            if self._phrases is None:
+                self._phrases = PhraseIndex.load(conn, self._dim)
             if self._snapshot is None:
-                self._snapshot = GraphSnapshot.load(self._connect(), self._dim, phrases)
+                self._snapshot = GraphSnapshot.load(conn, self._dim, self._phrases)
             return self._snapshot
 
     # --- indexing ----------------------------------------------------------------------------
@@ -193,70 +249,96 @@ class EmbeddedStore:
     def missing_facts(self, ids: Sequence[str]) -> set[str]:
         return set(ids) - self._existing("facts", ids)
 
-    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> None:
-        known_version = self._graph_version()
-        with self._transaction() as conn:
-            stored = self._existing("passages", [r.passage.id for r in passages])
-            new_passages = [r for r in passages if r.passage.id not in stored]
-            known = self._existing("phrases", [p.id for p in phrases])
-            new_phrases = list({p.id: p for p in phrases if p.id not in known}.values())
-            conn.executemany(
-                "INSERT INTO phrases(id, name, embedding) VALUES (?, ?, ?)",
-                [(p.id, p.name, _blob(p.embedding)) for p in new_phrases],
-            )
-            conn.executemany(
-                "INSERT INTO passages(id, title, text, metadata, embedding) VALUES (?, ?, ?, ?, ?)",
-                [
-                    (
-                        r.passage.id,
-                        r.passage.title,
-                        r.passage.text,
-                        json.dumps(r.passage.metadata, ensure_ascii=False),
-                        _blob(r.embedding),
-                    )
-                    for r in new_passages
-                ],
-            )
-            conn.executemany(
-                "INSERT INTO mentions(passage_id, phrase_id, count) VALUES (?, ?, ?)",
-                [(r.passage.id, pid, n) for r in new_passages for pid, n in r.mentions.items()],
-            )
-            facts = {f.id: f for r in new_passages for f in r.facts}
-            conn.executemany(
-                "INSERT OR IGNORE INTO facts(id, subject_id, predicate, object_id, text, embedding) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        f.id,
-                        f.subject_id,
-                        f.predicate,
-                        f.object_id,
-                        f.text,
-                        None if f.embedding is None else _blob(f.embedding),
-                    )
-                    for f in facts.values()
-                ],
-            )
-            conn.executemany(
-                "INSERT OR IGNORE INTO states(passage_id, fact_id) VALUES (?, ?)",
-                [(r.passage.id, f.id) for r in new_passages for f in r.facts],
-            )
+    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
         with self._lock:
+            with self._transaction() as conn:
+                self._check_model(dict(conn.execute("SELECT key, value FROM meta").fetchall()))
+                stored = self._existing("passages", [r.passage.id for r in passages])
+                new_passages = [r for r in passages if r.passage.id not in stored]
+                known = self._existing("phrases", [p.id for p in phrases])
+                new_phrases = list({p.id: p for p in phrases if p.id not in known}.values())
+                conn.executemany(
+                    "INSERT INTO phrases(id, name, embedding) VALUES (?, ?, ?)",
+                    [(p.id, p.name, _blob(p.embedding)) for p in new_phrases],
+                )
+                conn.executemany(
+                    "INSERT INTO synonyms_pending(phrase_id) VALUES (?)", [(p.id,) for p in new_phrases]
+                )
+                conn.executemany(
+                    "INSERT INTO passages(id, title, text, metadata, embedding) VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (
+                            r.passage.id,
+                            r.passage.title,
+                            r.passage.text,
+                            json.dumps(r.passage.metadata, ensure_ascii=False),
+                            _blob(r.embedding),
+                        )
+                        for r in new_passages
+                    ],
+                )
+                conn.executemany(
+                    "INSERT INTO mentions(passage_id, phrase_id, count) VALUES (?, ?, ?)",
+                    [(r.passage.id, pid, n) for r in new_passages for pid, n in r.mentions.items()],
+                )
+                facts = {f.id: f for r in new_passages for f in r.facts}
+                conn.executemany(
+                    "INSERT OR IGNORE INTO facts(id, subject_id, predicate, object_id, text, embedding) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            f.id,
+                            f.subject_id,
+                            f.predicate,
+                            f.object_id,
+                            f.text,
+                            None if f.embedding is None else _blob(f.embedding),
+                        )
+                        for f in facts.values()
+                    ],
+                )
+                conn.executemany(
+                    "INSERT OR IGNORE INTO states(passage_id, fact_id) VALUES (?, ?)",
+                    [(r.passage.id, f.id) for r in new_passages for f in r.facts],
+                )
             # Keep the phrase vectors warm for the synonym search that follows, unless someone else wrote.
-            if self._phrases is not None and self._loaded_version == known_version:
+            before, after = self._committed
+            if self._phrases is not None and self._loaded_version == before:
                 self._phrases.append(
                     [p.id for p in new_phrases],
                     [p.name for p in new_phrases],
                     np.array([p.embedding for p in new_phrases], dtype=np.float32).reshape(-1, self._dim),
                 )
-                self._loaded_version = self._graph_version()
+                self._loaded_version = after
             self._snapshot = None
+        return [r.passage.id for r in new_passages]
+
+    def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT p.id, p.name, p.embedding FROM synonyms_pending s "
+                "JOIN phrases p ON p.id = s.phrase_id ORDER BY p.rowid LIMIT ?",
+                (limit,),
+            )
+            .fetchall()
+        )
+        return [PhraseRecord(i, n, np.frombuffer(b, dtype=np.float32).copy()) for i, n, b in rows]
 
     def nearest_phrases(
         self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
     ) -> list[list[PhraseHit]]:
         with self._lock:
-            index = self._phrase_index()
+            return self._nearest_phrases(self._phrase_index(), vectors, top_k, min_similarity, exclude_ids)
+
+    def _nearest_phrases(
+        self,
+        index: PhraseIndex,
+        vectors: Matrix,
+        top_k: int,
+        min_similarity: float,
+        exclude_ids: Sequence[str] | None,
+    ) -> list[list[PhraseHit]]:
         n = len(index.ids)
         if n == 0:
             return [[] for _ in range(len(vectors))]
@@ -270,7 +352,12 @@ class EmbeddedStore:
                 else np.tile(np.arange(n), (len(sims), 1))
             )
             for row, candidates in enumerate(best):
-                values = sims[row, candidates]
+                # the kept scores again, as exact float64 products of the float32 vectors summed in one
+                # fixed order: a pair scores the same from either phrase and in any batch (the matrix
+                # product's rounding depends on its shape), so a store's synonym edges do not depend on
+                # how its passages were batched
+                query = np.asarray(vectors[start + row], dtype=np.float64)
+                values = (index.vectors[candidates].astype(np.float64) * query).sum(axis=1)
                 keep = values >= min_similarity
                 exclude = exclude_ids[start + row] if exclude_ids else None
                 pairs = [
@@ -301,22 +388,33 @@ class EmbeddedStore:
             counts.update(conn.execute(sql, list(chunk)).fetchall())
         return counts
 
-    def write_synonyms(self, edges: Sequence[SynonymEdge]) -> int:
+    def write_synonyms(self, edges: Sequence[SynonymEdge], done: Sequence[str] = ()) -> int:
         rows = {}
         for edge in edges:
             e = edge.canonical()
             if e.source_id != e.target_id:
                 rows[(e.source_id, e.target_id)] = e.score
-        if not rows:
+        if not rows and not done:
             return 0
-        with self._transaction() as conn:
-            before = conn.total_changes
-            conn.executemany(
-                "INSERT OR IGNORE INTO synonyms(source_id, target_id, score) VALUES (?, ?, ?)",
-                [(s, t, score) for (s, t), score in rows.items()],
-            )
-            added = conn.total_changes - before
         with self._lock:
+            with self._transaction() as conn:
+                before = conn.total_changes
+                conn.executemany(
+                    "INSERT OR IGNORE INTO synonyms(source_id, target_id, score) VALUES (?, ?, ?)",
+                    [(s, t, score) for (s, t), score in rows.items()],
+                )
+                added = conn.total_changes - before
+                for chunk in _chunks(list(done)):
+                    conn.execute(
+                        f"DELETE FROM synonyms_pending WHERE phrase_id IN ({_placeholders(len(chunk))})",
+                        chunk,
+                    )
+            # the phrases are unchanged: keep their vectors loaded unless someone else wrote meanwhile
+            version_before, version_after = self._committed
+            if self._loaded_version == version_before:
+                self._loaded_version = version_after
+            else:
+                self._phrases = None
             self._snapshot = None
         return added
 
@@ -365,6 +463,7 @@ class EmbeddedStore:
                 conn.execute(f"DELETE FROM synonyms WHERE source_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM synonyms WHERE target_id IN ({marks})", chunk)
                 report.synonym_edges_removed += conn.total_changes - before
+                conn.execute(f"DELETE FROM synonyms_pending WHERE phrase_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM phrases WHERE id IN ({marks})", chunk)
             report.facts_removed = len(orphan_facts)
             report.phrases_removed = len(orphan_phrases)
@@ -439,10 +538,10 @@ class EmbeddedStore:
         return results
 
     def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
-        with self._lock:
+        with self._lock, self._read() as conn:  # facts of the snapshot's graph version, not a later one
             graph = self._graph()
             if graph.facts is None:
-                graph.facts = FactIndex.load(self._connect(), self._dim)
+                graph.facts = FactIndex.load(conn, self._dim)
         facts = graph.facts
         n = len(facts.ids)
         if n == 0 or top_k <= 0:
@@ -563,12 +662,17 @@ class EmbeddedStore:
         return int(self._connect().execute("SELECT COUNT(*) FROM passages").fetchone()[0])
 
     def stats(self) -> StoreStats:
-        conn = self._connect()
+        with self._read() as conn:  # one read transaction: every count of the same graph version
+            return self._stats(conn)
 
+    def _stats(self, conn: sqlite3.Connection) -> StoreStats:
         def count(sql: str) -> int:
             return int(conn.execute(sql).fetchone()[0])
 
         meta = self.meta()
+        pending = count("SELECT COUNT(*) FROM synonyms_pending")
+        state = self.reembed_state()
+        reembed = {"reembed_pending_to": state.embedding_model} if state else {}
         return StoreStats(
             backend=self.backend,
             location=str(self.path),
@@ -581,21 +685,28 @@ class EmbeddedStore:
             embedding_model=meta.embedding_model if meta else None,
             embedding_dim=meta.embedding_dim if meta else None,
             schema_version=meta.schema_version if meta else None,
-            extra={"graph_version": self._graph_version()},
+            extra={"graph_version": self._graph_version(), "synonyms_pending": pending, **reembed},
         )
 
     # --- maintenance ---------------------------------------------------------------------------
-    def iter_texts(self, kind: EmbeddedKind, batch_size: int) -> Iterator[list[tuple[str, str]]]:
+    def iter_texts(
+        self, kind: EmbeddedKind, batch_size: int, after: str = ""
+    ) -> Iterator[list[tuple[str, str]]]:
         sql = {
             "passage": "SELECT id, CASE WHEN title IS NULL OR title = '' THEN text "
             "ELSE title || char(10) || text END "
-            "FROM passages ORDER BY id",
-            "phrase": "SELECT id, name FROM phrases ORDER BY id",
-            "fact": "SELECT id, text FROM facts ORDER BY id",
+            "FROM passages WHERE id > ? ORDER BY id",
+            "phrase": "SELECT id, name FROM phrases WHERE id > ? ORDER BY id",
+            "fact": "SELECT id, text FROM facts WHERE id > ? ORDER BY id",
         }[kind]
-        cursor = self._connect().execute(sql)
-        while batch := cursor.fetchmany(batch_size):
-            yield [(r[0], r[1]) for r in batch]
+        # a cursor of its own: the caller writes between batches on the store's connection
+        conn = sqlite3.connect(self.path / DB_FILE)
+        try:
+            cursor = conn.execute(sql, (after,))
+            while batch := cursor.fetchmany(batch_size):
+                yield [(r[0], r[1]) for r in batch]
+        finally:
+            conn.close()
 
     def set_embeddings(self, kind: EmbeddedKind, ids: Sequence[str], vectors: Matrix) -> None:
         table = _TABLE_OF[kind]
@@ -614,3 +725,34 @@ class EmbeddedStore:
         self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
         self._phrases = None
         self._snapshot = None
+
+    def open_for_reembed(self) -> StoreMeta | None:
+        self._meta = self.meta()
+        return self._meta
+
+    def reembed_state(self) -> ReembedState | None:
+        row = self._connect().execute("SELECT value FROM meta WHERE key = 'reembed'").fetchone()
+        return ReembedState.from_json(row[0]) if row else None
+
+    def set_reembed_state(self, state: ReembedState | None) -> None:
+        with self._transaction() as conn:
+            if state is None:
+                conn.execute("DELETE FROM meta WHERE key = 'reembed'")
+            else:
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('reembed', ?)", (state.to_json(),)
+                )
+
+    def finish_reembed(self, embedding_model: str, embedding_dim: int) -> None:
+        with self._lock:
+            with self._transaction() as conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                    [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
+                )
+                conn.execute("DELETE FROM synonyms")
+                conn.execute("INSERT OR IGNORE INTO synonyms_pending(phrase_id) SELECT id FROM phrases")
+                conn.execute("DELETE FROM meta WHERE key = 'reembed'")
+            self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
+            self._phrases = None
+            self._snapshot = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-LABELS: Final = ("Passage", "Phrase", "Fact", "HippoRAGMeta")
+LABELS: Final = ("Passage", "Phrase", "Fact", "HippoRAGMeta", "SynonymsPending")
 RELATIONSHIP_TYPES: Final = ("MENTIONS", "STATES", "RELATION", "SYNONYM")
 PROPERTY_KEYS: Final = (
     "namespace",
@@ -32,6 +32,7 @@ PROPERTY_KEYS: Final = (
     "embedding_dim",
     "graph_version",
     "created_at",
+    "reembed_state",
 )
 
 #: Keys of the maps in ``$rows``-style parameters; ``row.key`` reads like a property to the linter.
@@ -89,4 +90,5 @@ PARAMETERS: Final[dict[str, Any]] = {
     "after": "",
     "name": "barack obama",
     "passage_id": "passage-1",
+    "reembed_state": '{"model": "all-MiniLM-L6-v2", "dim": 384, "done_through": {}}',
 }

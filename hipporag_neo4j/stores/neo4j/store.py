@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 import neo4j
+import numpy as np
 from neo4j.exceptions import DriverError, Neo4jError
 
 from hipporag_neo4j.errors import CapabilityError, ConfigError, ModelMismatchError, StoreError
@@ -29,9 +30,11 @@ from hipporag_neo4j.stores.base import (
     PassageScore,
     PhraseHit,
     PhraseRecord,
+    ReembedState,
     StoreMeta,
     SynonymEdge,
     Vector,
+    check_no_reembed,
     chunks_of_parents,
 )
 from hipporag_neo4j.stores.neo4j import ingest, schema, vector_search
@@ -40,7 +43,7 @@ from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
 from hipporag_neo4j.text import passage_content
 
 
@@ -110,8 +113,10 @@ class Neo4jStore:
         caps = self.capabilities()
         if caps.problems:
             raise CapabilityError("Neo4j cannot host this store: " + "; ".join(caps.problems))
-        self._meta = schema.ensure_schema(self.runner, self.namespace, embedding_model, embedding_dim)
-        return self._meta
+        meta = schema.ensure_schema(self.runner, self.namespace, embedding_model, embedding_dim)
+        check_no_reembed(self.reembed_state(), f"namespace {self.namespace!r}")
+        self._meta = meta
+        return meta
 
     def meta(self) -> StoreMeta | None:
         return schema.read_meta(self.runner, self.namespace)
@@ -151,9 +156,23 @@ class Neo4jStore:
     def missing_facts(self, ids: Sequence[str]) -> set[str]:
         return set(ids) - self._existing("read_existing_facts", ids)
 
-    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> None:
+    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
         self._ready()
-        self.runner.write(lambda tx: ingest.write_passages(tx, self.namespace, phrases, passages))
+
+        def work(tx: CypherTransaction) -> list[str]:
+            written = ingest.write_passages(tx, self.namespace, phrases, passages)
+            ids = list(dict.fromkeys(p.id for p in phrases))
+            tx.run_batched("synonyms_pending_mark", "ids", ids, namespace=self.namespace)
+            return written
+
+        return self.runner.write(work)
+
+    def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
+        rows = self.runner.read("synonyms_pending_read", namespace=self.namespace, limit=limit)
+        return [
+            PhraseRecord(str(r["id"]), str(r["name"]), np.asarray(r["embedding"], dtype=np.float32))
+            for r in rows
+        ]
 
     def nearest_phrases(
         self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
@@ -163,9 +182,17 @@ class Neo4jStore:
             self.runner, self.namespace, caps.vector_query, vectors, top_k, min_similarity, exclude_ids
         )
 
-    def write_synonyms(self, edges: Sequence[SynonymEdge]) -> int:
+    def write_synonyms(self, edges: Sequence[SynonymEdge], done: Sequence[str] = ()) -> int:
         self._ready()
-        return self.runner.write(lambda tx: ingest.write_synonyms(tx, self.namespace, edges))
+
+        def work(tx: CypherTransaction) -> int:
+            created = ingest.write_synonyms(tx, self.namespace, edges)
+            tx.run_batched(
+                "synonyms_pending_clear", "ids", list(dict.fromkeys(done)), namespace=self.namespace
+            )
+            return created
+
+        return self.runner.write(work)
 
     def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
         self._ready()
@@ -349,10 +376,11 @@ class Neo4jStore:
         )
 
     # --- maintenance --------------------------------------------------------------------------
-    def iter_texts(self, kind: EmbeddedKind, batch_size: int) -> Iterator[list[tuple[str, str]]]:
+    def iter_texts(
+        self, kind: EmbeddedKind, batch_size: int, after: str = ""
+    ) -> Iterator[list[tuple[str, str]]]:
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
-        after = ""
         while True:
             rows = self.runner.read(
                 f"read_texts_{kind}", namespace=self.namespace, after=after, limit=batch_size
@@ -400,3 +428,27 @@ class Neo4jStore:
             )
         )
         self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
+
+    def open_for_reembed(self) -> StoreMeta | None:
+        self._meta = self.meta()
+        return self._meta
+
+    def reembed_state(self) -> ReembedState | None:
+        rows = self.runner.read("meta_reembed_read", namespace=self.namespace)
+        text = rows[0]["reembed_state"] if rows else None
+        return ReembedState.from_json(str(text)) if text else None
+
+    def set_reembed_state(self, state: ReembedState | None) -> None:
+        text = state.to_json() if state is not None else None
+        self.runner.write(lambda tx: tx.run("meta_reembed_set", namespace=self.namespace, reembed_state=text))
+
+    def finish_reembed(self, embedding_model: str, embedding_dim: int) -> None:
+        """Not one transaction here (the vector indexes are schema); each step is safe to run again."""
+        self.set_embedding_model(embedding_model, embedding_dim)
+
+        def work(tx: CypherTransaction) -> None:
+            ingest.bump_version(tx, self.namespace)
+            tx.run_script("synonyms_reset", namespace=self.namespace)
+            tx.run("meta_reembed_set", namespace=self.namespace, reembed_state=None)
+
+        self.runner.write(work)
