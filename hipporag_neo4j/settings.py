@@ -231,7 +231,13 @@ class RetrievalSettings(_Group):
     damping: float = Field(
         0.5, gt=0.0, lt=1.0, description="PPR damping: probability of following an edge (paper: 0.5)."
     )
-    ppr_tolerance: float = Field(1e-8, gt=0.0)
+    ppr_tolerance: float = Field(
+        1e-8,
+        gt=0.0,
+        description="PPR precision. Power iteration: L1 change at which it stops. Embedded store (forward "
+        "push): residual per unit of weighted degree left unpushed; each score is then at most "
+        "tolerance x degree / (1 - damping) below the exact one.",
+    )
     ppr_max_iterations: int = Field(100, ge=1)
     synonym_threshold: float = Field(0.8, ge=0.0, le=1.0, description="Cosine tau for synonym edges.")
     synonym_top_k: int = Field(100, ge=1, description="At most this many synonym edges per new phrase.")

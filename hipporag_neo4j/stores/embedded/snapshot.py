@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from hipporag_neo4j.ppr import symmetric_adjacency, transition_matrix
+from hipporag_neo4j.ppr import node_strengths, symmetric_adjacency, transition_matrix
 from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
 
@@ -87,6 +87,7 @@ class GraphSnapshot:
     adjacency: sp.csr_matrix  # phrases x phrases, symmetric, RELATION + SYNONYM weights
     transition: sp.csr_matrix
     dangling: npt.NDArray[np.bool_]
+    strength: npt.NDArray[np.float64]  # weighted degree per phrase, for forward push
     n_relation_edges: int
     n_synonym_edges: int
     _passage_graph: tuple[sp.csr_matrix, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
@@ -157,6 +158,7 @@ class GraphSnapshot:
             adjacency=adjacency,
             transition=transition,
             dangling=dangling,
+            strength=node_strengths(adjacency),
             n_relation_edges=len(relation_rows),
             n_synonym_edges=len(synonym_rows),
         )
