@@ -36,12 +36,12 @@ from hipporag_neo4j.stores.base import (
     check_meta,
     chunks_of_parents,
 )
+from hipporag_neo4j.stores.embedded.knn import nearest_rows
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
 
 DB_FILE = "graph.sqlite"
 _PPR_CACHE_SIZE = 256  # PPR vectors kept per graph version (HippoRAG 2 walk; repeated queries are free)
-_QUERY_CHUNK = 512  # query vectors scored at once: bounds the similarity matrix to 512 x |phrases|
 _SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
 
 _TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases", "fact": "facts"}
@@ -260,26 +260,17 @@ class EmbeddedStore:
         n = len(index.ids)
         if n == 0:
             return [[] for _ in range(len(vectors))]
-        k = min(top_k + 1, n)  # one more, in case the excluded query phrase is among them
         found: list[list[tuple[int, float]]] = []
-        for start in range(0, len(vectors), _QUERY_CHUNK):
-            sims = vectors[start : start + _QUERY_CHUNK] @ index.vectors.T
-            best = (
-                np.argpartition(-sims, k - 1, axis=1)[:, :k]
-                if k < n
-                else np.tile(np.arange(n), (len(sims), 1))
-            )
-            for row, candidates in enumerate(best):
-                values = sims[row, candidates]
-                keep = values >= min_similarity
-                exclude = exclude_ids[start + row] if exclude_ids else None
-                pairs = [
-                    (int(j), float(v))
-                    for j, v in zip(candidates[keep], values[keep], strict=True)
-                    if index.ids[j] != exclude
-                ]
-                pairs.sort(key=lambda jv: (-jv[1], index.ids[jv[0]]))
-                found.append(pairs[:top_k])
+        # one more, in case the excluded query phrase is among them
+        for row, (candidates, values) in enumerate(
+            nearest_rows(vectors, index.vectors, top_k + 1, min_similarity)
+        ):
+            exclude = exclude_ids[row] if exclude_ids else None
+            pairs = [
+                (int(j), float(v)) for j, v in zip(candidates, values, strict=True) if index.ids[j] != exclude
+            ]
+            pairs.sort(key=lambda jv: (-jv[1], index.ids[jv[0]]))
+            found.append(pairs[:top_k])
         counts = self._passage_counts({index.ids[j] for pairs in found for j, _ in pairs})
         return [
             [PhraseHit(index.ids[j], index.names[j], v, counts.get(index.ids[j], 0)) for j, v in pairs]
