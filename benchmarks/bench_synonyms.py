@@ -23,7 +23,7 @@ from common import RssSampler, load_average, md_header, md_table, rss_mib, run_h
 
 from hipporag_neo4j.stores.embedded.knn import DEFAULT_BUDGET_BYTES, nearest_rows
 
-Hits = list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]]
+Hits = list[tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]]
 
 
 def previous_search(queries: np.ndarray, matrix: np.ndarray, top_k: int, min_similarity: float) -> Hits:

@@ -20,7 +20,7 @@ DEFAULT_BUDGET_BYTES = 256 * 2**20
 _BYTES_PER_CELL = 13
 _MAX_QUERY_ROWS = 512
 
-Hits = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
+Hits = tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]
 
 
 def nearest_rows(
@@ -40,8 +40,8 @@ def nearest_rows(
     for start in range(0, len(queries), step):
         chunk = queries[start : start + step]
         columns = max(2 * k, budget_bytes // (len(chunk) * _BYTES_PER_CELL))
-        rows: list[npt.NDArray[np.int64]] = []
-        cols: list[npt.NDArray[np.int64]] = []
+        rows: list[npt.NDArray[np.intp]] = []
+        cols: list[npt.NDArray[np.intp]] = []
         values: list[npt.NDArray[np.float32]] = []
         for first in range(0, n, columns):
             sims = chunk @ matrix[first : first + columns].T
@@ -56,7 +56,7 @@ def nearest_rows(
 
 def _block_candidates(
     sims: npt.NDArray[np.float32], k: int, min_similarity: float
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """(row, column) of each row's best k cells of the block that pass the threshold."""
     width = sims.shape[1]
     if width <= k:
@@ -79,17 +79,17 @@ def _block_candidates(
 def _best_per_row(
     n_rows: int,
     k: int,
-    rows: list[npt.NDArray[np.int64]],
-    cols: list[npt.NDArray[np.int64]],
+    rows: list[npt.NDArray[np.intp]],
+    cols: list[npt.NDArray[np.intp]],
     values: list[npt.NDArray[np.float32]],
 ) -> list[Hits]:
-    r = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
-    c = np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64)
+    r = np.concatenate(rows) if rows else np.zeros(0, dtype=np.intp)
+    c = np.concatenate(cols) if cols else np.zeros(0, dtype=np.intp)
     v = np.concatenate(values) if values else np.zeros(0, dtype=np.float32)
     order = np.lexsort((-v, r))  # by row, then similarity descending
     r, c, v = r[order], c[order], v[order]
     bounds = np.searchsorted(r, np.arange(n_rows + 1))
     return [
-        (c[lo : min(hi, lo + k)].astype(np.int64), v[lo : min(hi, lo + k)])
+        (c[lo : min(hi, lo + k)], v[lo : min(hi, lo + k)])
         for lo, hi in itertools.pairwise(bounds.tolist())
     ]
