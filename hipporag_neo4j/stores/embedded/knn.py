@@ -59,12 +59,12 @@ def _block_candidates(
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """(row, column) of each row's best k cells of the block that pass the threshold."""
     width = sims.shape[1]
-    if width <= k:
-        return np.nonzero(sims >= min_similarity)
     passing = sims >= min_similarity
     crowded = passing.sum(axis=1) > k
-    if not crowded.any():  # typical for synonyms (cosine >= 0.8): few cells pass, no partition needed
-        return np.nonzero(passing)
+    if width <= k or not crowded.any():
+        # typical for synonyms (cosine >= 0.8): few cells pass, no partition needed
+        rows, cols = np.nonzero(passing)
+        return rows, cols
     passing[crowded] = False
     sparse_r, sparse_c = np.nonzero(passing)
     del passing
