@@ -197,6 +197,24 @@ class EmbeddingSettings(_Group):
     )
     batch_size: int = Field(64, ge=1, le=4096)
     device: str = Field("cpu", description="torch device for sentence-transformers.")
+    backend: Literal["torch", "onnx"] = Field(
+        "torch",
+        description="How a sentence-transformers model runs: torch, or ONNX Runtime (pip install "
+        "'hipporag-neo4j[onnx]'; exported once from the local model directory into onnx_cache_dir; "
+        "1.6x the texts/s of torch measured on 2 cores, same vectors to cosine 0.9999996).",
+    )
+    threads: int | None = Field(
+        None, ge=1, description="CPU threads for batch encoding (indexing); unset = the library default."
+    )
+    query_threads: int | None = Field(
+        1,
+        ge=1,
+        description="CPU threads when encoding up to 8 texts (a query): one thread avoids contention on "
+        "shared cores (measured 20 ms vs 52 ms p50 on 2 busy cores); unset = same as threads.",
+    )
+    onnx_cache_dir: str | None = Field(
+        None, description="Where ONNX exports are kept (backend=onnx); default ~/.cache/hipporag-neo4j/onnx."
+    )
     base_url: str | None = Field(None, description="OpenAI-compatible embedding endpoint (provider=openai).")
     api_key: SecretStr | None = None
 

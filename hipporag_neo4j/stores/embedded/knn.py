@@ -90,6 +90,5 @@ def _best_per_row(
     r, c, v = r[order], c[order], v[order]
     bounds = np.searchsorted(r, np.arange(n_rows + 1))
     return [
-        (c[lo : min(hi, lo + k)], v[lo : min(hi, lo + k)])
-        for lo, hi in itertools.pairwise(bounds.tolist())
+        (c[lo : min(hi, lo + k)], v[lo : min(hi, lo + k)]) for lo, hi in itertools.pairwise(bounds.tolist())
     ]
