@@ -4,7 +4,7 @@ sentence-transformers' own ``backend="onnx"`` needs optimum-onnx, which pins tra
 model is exported here, once, with ``torch.onnx`` from the same local model directory (never downloaded),
 with the mean pooling and L2 normalisation inside the graph, and cached under ``cache_dir``. Measured on
 the MuSiQue passages (2 cores, interleaved): 1.6x the texts/s of the torch path, cosine to its vectors
->= 0.9999996 (benchmarks/results/embedding.md). Only BERT-style mean-pooling models are supported (such
+>= 0.9999995 (benchmarks/results/embedding.md). Only BERT-style mean-pooling models are supported (such
 as all-MiniLM-L6-v2); others get a clear error naming backend="torch".
 """
 
