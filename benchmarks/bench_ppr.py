@@ -4,8 +4,9 @@ Graphs: synthetic ones of N phrases built straight as arrays with the scale benc
 (4 relation edges per phrase to a uniformly drawn earlier phrase, so old phrases become hubs, plus one
 synonym edge of weight 0.8-1 to an earlier phrase: ~5 edges per phrase, N/8 passages mentioning 8 phrases
 each), and, with ``--store``, the phrase graph of an embedded store (e.g. the MuSiQue one of
-``bench_query.py``). Queries: 2 random seed phrases, damping 0.5, tolerance 1e-8 (the retrieval
-defaults), kernels interleaved per query in alternating order so load drifts hit all of them alike.
+``bench_query.py``) and its phrase + passage graph (HippoRAG 2's walk; seeds from all its nodes).
+Queries: 2 random seed nodes, damping 0.5, tolerance 1e-8 (the retrieval defaults), kernels interleaved
+per query in alternating order so load drifts hit all of them alike.
 
 Accuracy against the exact solution (power iteration to 1e-13): max absolute error, whether forward
 push stays inside its stated bound ``0 <= exact - push <= tol * strength / (1 - d)``, and whether the top
@@ -169,6 +170,26 @@ def main() -> None:
     runs = []
     if args.store:
         transition, strength, mentions, store = store_graph(args.store)
+        # HippoRAG 2's walk: phrases + one node per passage; a passage's score is its own node's
+        graph = store._graph()
+        joint, _ = graph.passage_graph()
+        own = sp.hstack(
+            [
+                sp.csr_matrix((mentions.shape[0], mentions.shape[1])),
+                sp.identity(mentions.shape[0], format="csr"),
+            ]
+        ).tocsr()
+        runs.append(
+            run_graph(
+                f"store {args.store.name}, phrases + passages (hipporag2 walk)",
+                joint,
+                graph.passage_strength(),
+                own,
+                args.queries,
+                args.seed,
+            )
+        )
+        print(runs[-1])
         runs.append(
             run_graph(f"store {args.store.name}", transition, strength, mentions, args.queries, args.seed)
         )

@@ -91,6 +91,7 @@ class GraphSnapshot:
     n_relation_edges: int
     n_synonym_edges: int
     _passage_graph: tuple[sp.csr_matrix, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
+    _passage_strength: npt.NDArray[np.float64] | None = field(default=None, repr=False)
     facts: FactIndex | None = None  # loaded on first fact search
     ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
 
@@ -103,7 +104,14 @@ class GraphSnapshot:
             links.data[:] = 1.0
             joint = sp.bmat([[self.adjacency, links.T], [links, None]], format="csr")
             self._passage_graph = transition_matrix(joint)
+            self._passage_strength = node_strengths(joint)
         return self._passage_graph
+
+    def passage_strength(self) -> npt.NDArray[np.float64]:
+        """Weighted degree of every node of :meth:`passage_graph`, for forward push."""
+        self.passage_graph()
+        assert self._passage_strength is not None
+        return self._passage_strength
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int, phrases: PhraseIndex) -> GraphSnapshot:

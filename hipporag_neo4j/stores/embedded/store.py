@@ -19,7 +19,7 @@ import numpy as np
 
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
-from hipporag_neo4j.ppr import forward_push, personalized_pagerank
+from hipporag_neo4j.ppr import forward_push
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
     DeleteReport,
@@ -507,8 +507,9 @@ class EmbeddedStore:
             if cached is not None:
                 graph.ppr_cache.move_to_end(digest)
                 return cached
-        transition, dangling = graph.passage_graph()
-        ppr = personalized_pagerank(transition, dangling, reset, damping, max_iterations, tolerance)
+        transition, _ = graph.passage_graph()
+        # forward push, as for the phrase graph: each score at most tolerance x strength / (1 - d) low
+        ppr = forward_push(transition, graph.passage_strength(), reset, damping, tolerance, max_iterations)
         with self._lock:
             graph.ppr_cache[digest] = ppr
             while len(graph.ppr_cache) > _PPR_CACHE_SIZE:
