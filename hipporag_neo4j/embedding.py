@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hipporag_neo4j.embedding_onnx import QUERY_BATCH, OnnxSentenceEmbedder
 from hipporag_neo4j.errors import ConfigError, EmbeddingError
 from hipporag_neo4j.model_names import PACKAGED_MODELS, looks_like_path
 from hipporag_neo4j.settings import EmbeddingSettings
@@ -46,6 +48,22 @@ def _normalise(vectors: np.ndarray[Any, Any]) -> Matrix:
     return out
 
 
+@contextmanager
+def _torch_threads(threads: int | None) -> Iterator[None]:
+    """torch's intra-op thread count for the block (process-wide in torch, hence the caller's lock)."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 class SentenceTransformerEmbedder:
     """sentence-transformers model, loaded on first use, never downloaded at run time.
 
@@ -53,12 +71,23 @@ class SentenceTransformerEmbedder:
     Hugging Face cache (``HF_HUB_OFFLINE=1`` is set while loading, so a missing model fails fast).
     """
 
-    def __init__(self, model: str, *, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        batch_size: int = 64,
+        device: str = "cpu",
+        threads: int | None = None,
+        query_threads: int | None = None,
+    ) -> None:
         self.model_name = model
         self.batch_size = batch_size
         self.device = device
+        self.threads = threads
+        self.query_threads = query_threads
         self._model: Any = None
         self._lock = threading.Lock()
+        self._encode_lock = threading.Lock()
 
     def _resolve(self) -> str:
         if self.model_name in PACKAGED_MODELS:
@@ -126,13 +155,15 @@ class SentenceTransformerEmbedder:
         model = self._load()
         # sorting by length keeps padding waste low inside each batch
         order = np.argsort([len(t) for t in texts], kind="stable")
-        encoded = model.encode(
-            [texts[i] for i in order],
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        threads = (self.query_threads or self.threads) if len(texts) <= QUERY_BATCH else self.threads
+        with self._encode_lock, _torch_threads(threads):
+            encoded = model.encode(
+                [texts[i] for i in order],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         out = np.empty_like(encoded)
         out[order] = encoded
         return _normalise(out)
@@ -187,9 +218,37 @@ class OpenAIEmbedder:
 
 def create_embedder(settings: EmbeddingSettings) -> Embedder:
     if settings.provider == "sentence-transformers":
+        if settings.backend == "onnx":
+            return _onnx_embedder(settings)
         return SentenceTransformerEmbedder(
-            settings.model, batch_size=settings.batch_size, device=settings.device
+            settings.model,
+            batch_size=settings.batch_size,
+            device=settings.device,
+            threads=settings.threads,
+            query_threads=settings.query_threads,
         )
     if settings.provider == "openai":
         return OpenAIEmbedder(settings)
     raise ConfigError(f"embedding.provider: unknown provider {settings.provider!r}")
+
+
+def _onnx_embedder(settings: EmbeddingSettings) -> OnnxSentenceEmbedder:
+    name = settings.model
+    if name in PACKAGED_MODELS:
+        model_dir = Path(SentenceTransformerEmbedder(name)._resolve())
+    else:
+        model_dir = Path(name).expanduser()
+    if not model_dir.is_dir():
+        raise ConfigError(
+            f"embedding.backend='onnx' needs a local model directory (or {sorted(PACKAGED_MODELS)[0]!r}); "
+            f"{name!r} is not one"
+        )
+    cache = settings.onnx_cache_dir or str(Path.home() / ".cache" / "hipporag-neo4j" / "onnx")
+    return OnnxSentenceEmbedder(
+        name,
+        model_dir,
+        Path(cache).expanduser(),
+        batch_size=settings.batch_size,
+        threads=settings.threads,
+        query_threads=settings.query_threads,
+    )

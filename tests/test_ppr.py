@@ -4,7 +4,13 @@ import igraph as ig
 import numpy as np
 import pytest
 
-from hipporag_neo4j.ppr import personalized_pagerank, symmetric_adjacency, transition_matrix
+from hipporag_neo4j.ppr import (
+    forward_push,
+    node_strengths,
+    personalized_pagerank,
+    symmetric_adjacency,
+    transition_matrix,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -50,3 +56,71 @@ def test_empty_reset_is_an_error() -> None:
     )
     with pytest.raises(ValueError, match="empty"):
         personalized_pagerank(transition, dangling, np.zeros(2), 0.5)
+
+
+def _igraph_ppr(s: np.ndarray, t: np.ndarray, w: np.ndarray, n: int, reset: np.ndarray, damping: float):
+    keep = s != t
+    g = ig.Graph(n=n, edges=list(zip(s[keep].tolist(), t[keep].tolist(), strict=True)), directed=False)
+    g.es["weight"] = w[keep].tolist()
+    ref = g.personalized_pagerank(damping=damping, directed=False, weights="weight", reset=reset.tolist())
+    return np.array(ref)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("damping", [0.5, 0.85])
+@pytest.mark.parametrize(("n", "m"), [(300, 700), (20_000, 60_000)])  # dense rounds / sparse pushes
+@pytest.mark.parametrize("epsilon", [1e-4, 1e-7])
+def test_forward_push_is_within_its_stated_bound_of_igraph(
+    seed: int, damping: float, n: int, m: int, epsilon: float
+) -> None:
+    s, t, w = _random_graph(seed, n, m)
+    n += 1  # node n has no edge: an isolated seed, whose mass goes back to the reset distribution
+    adjacency = symmetric_adjacency(s, t, w, n)
+    transition, _ = transition_matrix(adjacency)
+    strength = node_strengths(adjacency)
+    reset = np.zeros(n)
+    isolated = n - 1
+    reset[[1, 5, 7, isolated]] = [1.0, 2.0, 0.5, 1.0]
+    ref = _igraph_ppr(s, t, w, n, reset, damping)
+    ours = forward_push(transition, strength, reset, damping, epsilon)
+    under = ref - ours
+    z = 1.0 - damping * reset[isolated] / reset.sum()
+    noise = 1e-10  # igraph's own accuracy (its PRPACK solver differs from exact by ~1e-12)
+    assert under.min() >= -noise
+    assert (under <= epsilon * strength / z + noise).all()
+    assert ours.sum() <= 1.0 + 1e-12
+    # the certified part of the top 10 is the exact order
+    order = np.argsort(-ref, kind="stable")
+    slack = epsilon * strength / z
+    for k in range(1, 11):
+        if ref[order[k - 1]] - slack[order[k - 1]] > ref[order[k:]].max() + noise:
+            assert set(np.argsort(-ours, kind="stable")[:k].tolist()) == set(order[:k].tolist())
+
+
+def test_forward_push_with_a_tiny_epsilon_is_exact() -> None:
+    n, m = 2_000, 6_000
+    s, t, w = _random_graph(3, n, m)
+    adjacency = symmetric_adjacency(s, t, w, n)
+    transition, _ = transition_matrix(adjacency)
+    reset = np.zeros(n)
+    reset[[10, 20]] = 1.0
+    ours = forward_push(transition, node_strengths(adjacency), reset, 0.5, 1e-14)
+    assert np.abs(ours - _igraph_ppr(s, t, w, n, reset, 0.5)).max() < 1e-9
+
+
+def test_forward_push_only_touches_the_seeds_neighbourhood() -> None:
+    # two components: mass never crosses, and the far component stays exactly 0
+    s = np.array([0, 1, 2, 3, 4])
+    t = np.array([1, 2, 0, 4, 5])
+    adjacency = symmetric_adjacency(s, t, np.ones(5), 6)
+    transition, _ = transition_matrix(adjacency)
+    scores = forward_push(transition, node_strengths(adjacency), np.array([1.0, 0, 0, 0, 0, 0]), 0.5, 1e-12)
+    assert scores[3:].tolist() == [0.0, 0.0, 0.0]
+    assert scores[:3].sum() == pytest.approx(1.0)
+
+
+def test_forward_push_empty_reset_is_an_error() -> None:
+    adjacency = symmetric_adjacency(np.array([0]), np.array([1]), np.array([1.0]), 2)
+    transition, _ = transition_matrix(adjacency)
+    with pytest.raises(ValueError, match="empty"):
+        forward_push(transition, node_strengths(adjacency), np.zeros(2), 0.5)

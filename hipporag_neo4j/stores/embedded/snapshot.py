@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from hipporag_neo4j.ppr import symmetric_adjacency, transition_matrix
+from hipporag_neo4j.ppr import node_strengths, symmetric_adjacency, transition_matrix
 from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
 
@@ -87,9 +87,11 @@ class GraphSnapshot:
     adjacency: sp.csr_matrix  # phrases x phrases, symmetric, RELATION + SYNONYM weights
     transition: sp.csr_matrix
     dangling: npt.NDArray[np.bool_]
+    strength: npt.NDArray[np.float64]  # weighted degree per phrase, for forward push
     n_relation_edges: int
     n_synonym_edges: int
     _passage_graph: tuple[sp.csr_matrix, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
+    _passage_strength: npt.NDArray[np.float64] | None = field(default=None, repr=False)
     facts: FactIndex | None = None  # loaded on first fact search
     ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
 
@@ -102,7 +104,14 @@ class GraphSnapshot:
             links.data[:] = 1.0
             joint = sp.bmat([[self.adjacency, links.T], [links, None]], format="csr")
             self._passage_graph = transition_matrix(joint)
+            self._passage_strength = node_strengths(joint)
         return self._passage_graph
+
+    def passage_strength(self) -> npt.NDArray[np.float64]:
+        """Weighted degree of every node of :meth:`passage_graph`, for forward push."""
+        self.passage_graph()
+        assert self._passage_strength is not None
+        return self._passage_strength
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int, phrases: PhraseIndex) -> GraphSnapshot:
@@ -157,6 +166,7 @@ class GraphSnapshot:
             adjacency=adjacency,
             transition=transition,
             dangling=dangling,
+            strength=node_strengths(adjacency),
             n_relation_edges=len(relation_rows),
             n_synonym_edges=len(synonym_rows),
         )

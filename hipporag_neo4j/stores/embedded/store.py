@@ -22,7 +22,7 @@ import numpy as np
 
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
-from hipporag_neo4j.ppr import personalized_pagerank
+from hipporag_neo4j.ppr import forward_push
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
     DeleteReport,
@@ -41,12 +41,12 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
+from hipporag_neo4j.stores.embedded.knn import nearest_rows
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
 
 DB_FILE = "graph.sqlite"
 _PPR_CACHE_SIZE = 256  # PPR vectors kept per graph version (HippoRAG 2 walk; repeated queries are free)
-_QUERY_CHUNK = 512  # query vectors scored at once: bounds the similarity matrix to 512 x |phrases|
 _SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
 _MAX_PATH_BYTES = 504  # measured: SQLite's 512-byte path limit, less room for the "-wal" suffix
 
@@ -342,31 +342,26 @@ class EmbeddedStore:
         n = len(index.ids)
         if n == 0:
             return [[] for _ in range(len(vectors))]
-        k = min(top_k + 1, n)  # one more, in case the excluded query phrase is among them
         found: list[list[tuple[int, float]]] = []
-        for start in range(0, len(vectors), _QUERY_CHUNK):
-            sims = vectors[start : start + _QUERY_CHUNK] @ index.vectors.T
-            best = (
-                np.argpartition(-sims, k - 1, axis=1)[:, :k]
-                if k < n
-                else np.tile(np.arange(n), (len(sims), 1))
-            )
-            for row, candidates in enumerate(best):
-                # the kept scores again, as exact float64 products of the float32 vectors summed in one
-                # fixed order: a pair scores the same from either phrase and in any batch (the matrix
-                # product's rounding depends on its shape), so a store's synonym edges do not depend on
-                # how its passages were batched
-                query = np.asarray(vectors[start + row], dtype=np.float64)
-                values = (index.vectors[candidates].astype(np.float64) * query).sum(axis=1)
-                keep = values >= min_similarity
-                exclude = exclude_ids[start + row] if exclude_ids else None
-                pairs = [
-                    (int(j), float(v))
-                    for j, v in zip(candidates[keep], values[keep], strict=True)
-                    if index.ids[j] != exclude
-                ]
-                pairs.sort(key=lambda jv: (-jv[1], index.ids[jv[0]]))
-                found.append(pairs[:top_k])
+        # one more, in case the excluded query phrase is among them
+        for row, (candidates, _) in enumerate(
+            nearest_rows(vectors, index.vectors, top_k + 1, min_similarity)
+        ):
+            # the kept scores again, as exact float64 products of the float32 vectors summed in one fixed
+            # order: a pair scores the same from either phrase and in any batch (the matrix product's
+            # rounding depends on its shape), so a store's synonym edges do not depend on its batching
+            candidates = np.asarray(candidates)
+            query = np.asarray(vectors[row], dtype=np.float64)
+            values = (index.vectors[candidates].astype(np.float64) * query).sum(axis=1)
+            keep = values >= min_similarity
+            exclude = exclude_ids[row] if exclude_ids else None
+            pairs = [
+                (int(j), float(v))
+                for j, v in zip(candidates[keep], values[keep], strict=True)
+                if index.ids[j] != exclude
+            ]
+            pairs.sort(key=lambda jv: (-jv[1], index.ids[jv[0]]))
+            found.append(pairs[:top_k])
         counts = self._passage_counts({index.ids[j] for pairs in found for j, _ in pairs})
         return [
             [PhraseHit(index.ids[j], index.names[j], v, counts.get(index.ids[j], 0)) for j, v in pairs]
@@ -501,9 +496,10 @@ class EmbeddedStore:
                 reset[position] += weight
         if reset.sum() <= 0:
             return np.zeros_like(reset)
-        return personalized_pagerank(
-            graph.transition, graph.dangling, reset, damping, max_iterations, tolerance
-        )
+        # forward push: its cost follows the seeds' neighbourhood, not the graph (1M phrases: ~9x less
+        # than power iteration, benchmarks/results/ppr.md); each score is at most
+        # tolerance x strength / (1 - damping) below the exact one
+        return forward_push(graph.transition, graph.strength, reset, damping, tolerance, max_iterations)
 
     def personalized_pagerank(
         self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
@@ -614,8 +610,9 @@ class EmbeddedStore:
             if cached is not None:
                 graph.ppr_cache.move_to_end(digest)
                 return cached
-        transition, dangling = graph.passage_graph()
-        ppr = personalized_pagerank(transition, dangling, reset, damping, max_iterations, tolerance)
+        transition, _ = graph.passage_graph()
+        # forward push, as for the phrase graph: each score at most tolerance x strength / (1 - d) low
+        ppr = forward_push(transition, graph.passage_strength(), reset, damping, tolerance, max_iterations)
         with self._lock:
             graph.ppr_cache[digest] = ppr
             while len(graph.ppr_cache) > _PPR_CACHE_SIZE:
