@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 
 from hipporag_neo4j.errors import HippoRAGError, LLMOutputError
 from hipporag_neo4j.llm.client import LLMClient
@@ -15,12 +14,11 @@ from hipporag_neo4j.llm.jsonparse import parse_json_object
 from hipporag_neo4j.llm.structured import CLUES
 from hipporag_neo4j.models import ClueHit, RetrievalResult, RetrievedPassage
 from hipporag_neo4j.retrieval.fusion import RRF_K
+from hipporag_neo4j.retrieval.loops import RetrieveFn, loop_result
 from hipporag_neo4j.retrieval.prompts import clue_messages
 from hipporag_neo4j.stores.base import GraphStore
 
 log = logging.getLogger(__name__)
-
-RetrieveFn = Callable[[str], RetrievalResult]
 
 
 def draft_clues(
@@ -94,15 +92,4 @@ def retrieve_with_clues(
         )
         for rank, pid in enumerate(ranked, start=1)
     ]
-    timings = dict(first.timings)
-    timings["total"] = time.perf_counter() - started
-    notes = [n for n in (first.note, note) if n]
-    return first.model_copy(
-        update={
-            "passages": passages,
-            "strategy": "clues",
-            "clues": clues,
-            "note": "; ".join(notes) or None,
-            "timings": timings,
-        }
-    )
+    return loop_result(first, "clues", passages, started, note, clues=clues)

@@ -7,16 +7,15 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable
 
 from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.models import RetrievalResult, RetrievedPassage
+from hipporag_neo4j.retrieval.loops import RetrieveFn, loop_result
 from hipporag_neo4j.retrieval.prompts import ANSWER_MARKER, ircot_messages
 
 log = logging.getLogger(__name__)
 
-RetrieveFn = Callable[[str], RetrievalResult]
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -82,15 +81,4 @@ def retrieve_ircot(
         )
         for rank, item in enumerate(ranked(), start=1)
     ]
-    timings = dict(first.timings)
-    timings["total"] = time.perf_counter() - started
-    notes = [n for n in (first.note, note) if n]
-    return first.model_copy(
-        update={
-            "passages": passages,
-            "strategy": "ircot",
-            "thoughts": thoughts,
-            "note": "; ".join(notes) or None,
-            "timings": timings,
-        }
-    )
+    return loop_result(first, "ircot", passages, started, note, thoughts=thoughts)
