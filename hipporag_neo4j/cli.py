@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, get_args
 
@@ -17,44 +16,13 @@ import click
 
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.aura_cli import aura_cmd
-from hipporag_neo4j.errors import HippoRAGError
+from hipporag_neo4j.cli_support import EXIT_ERROR, EXIT_PARTIAL, Context, emit, exit_on_error
 from hipporag_neo4j.evaluation.cli import eval_cmd
 from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult, RetrievalStrategy
-from hipporag_neo4j.settings import Settings, load_settings
 
-EXIT_ERROR, EXIT_PARTIAL = 1, 3
 T = TypeVar("T")
 MODES = list(get_args(RetrievalMode))
 STRATEGIES = list(get_args(RetrievalStrategy))
-
-
-class Context:
-    def __init__(self, overrides: dict[str, Any], env_file: str | None, as_json: bool) -> None:
-        self.overrides = overrides
-        self.env_file = env_file
-        self.as_json = as_json
-
-    def settings(self, extra: dict[str, Any] | None = None) -> Settings:
-        merged = {k: dict(v) for k, v in self.overrides.items()}
-        for group, values in (extra or {}).items():
-            merged.setdefault(group, {}).update(values)
-        return load_settings(merged, env_file=self.env_file or ".env")
-
-
-def _emit(ctx: Context, payload: Any, human: Callable[[], None]) -> None:
-    if ctx.as_json:
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
-    else:
-        human()
-
-
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except HippoRAGError as exc:
-        click.secho(f"error: {exc}", fg="red", err=True)
-        sys.exit(EXIT_ERROR)
 
 
 def _progress_bar(label: str) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
@@ -133,7 +101,7 @@ def _memory(ctx: Context, extra: dict[str, Any] | None = None) -> HippoRAG:
 
 def _with_memory(ctx: Context, action: Callable[[HippoRAG], T]) -> T:
     """Run ``action`` on a HippoRAG built from the settings; errors exit 1 with their message."""
-    with _errors():
+    with exit_on_error():
         memory = _memory(ctx)
         try:
             return action(memory)
@@ -187,7 +155,7 @@ def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extrac
     """
     if not paths and openie is None:
         raise click.UsageError("give PATHS to index, or --openie FILE")
-    with _errors():
+    with exit_on_error():
         memory = _memory(ctx, {"extraction": {"method": extractor}} if extractor else None)
         update, finish = _progress_bar("indexing passages")
         try:
@@ -198,7 +166,7 @@ def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extrac
         finally:
             finish()
             memory.close()
-    _emit(ctx, report.model_dump(mode="json"), lambda: _print_index_report(report))
+    emit(ctx, report.model_dump(mode="json"), lambda: _print_index_report(report))
     if report.failed:
         sys.exit(EXIT_PARTIAL)
 
@@ -258,7 +226,7 @@ def query_cmd(
     result = _with_memory(
         ctx, lambda memory: memory.retrieve(question, mode=mode, top_k=top_k, strategy=strategy)
     )
-    _emit(ctx, result.model_dump(mode="json"), lambda: _print_retrieval(result, explain))
+    emit(ctx, result.model_dump(mode="json"), lambda: _print_retrieval(result, explain))
 
 
 @main.command("answer")
@@ -285,7 +253,7 @@ def answer_cmd(
         for item in answer.retrieval.passages:
             click.echo(f"  {item.rank}. {item.passage.title or item.passage.id}")
 
-    _emit(ctx, answer.model_dump(mode="json"), human)
+    emit(ctx, answer.model_dump(mode="json"), human)
 
 
 @main.command("delete")
@@ -309,7 +277,7 @@ def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
         if report.missing:
             click.secho(f"  not found: {', '.join(report.missing)}", fg="yellow")
 
-    _emit(ctx, payload, human)
+    emit(ctx, payload, human)
     if report.missing:
         sys.exit(EXIT_PARTIAL)
 
@@ -342,7 +310,7 @@ def stats_cmd(ctx: Context) -> None:
         for key, value in stats.model_dump().items():
             click.echo(f"{key:>16}: {value}")
 
-    _emit(ctx, stats.model_dump(mode="json"), human)
+    emit(ctx, stats.model_dump(mode="json"), human)
 
 
 @main.command("reembed")
@@ -355,7 +323,7 @@ def reembed_cmd(ctx: Context) -> None:
         return counts, memory.embedder.model_name
 
     counts, model = _with_memory(ctx, reembed)
-    _emit(ctx, counts, lambda: click.echo(f"re-embedded {counts} with {model}"))
+    emit(ctx, counts, lambda: click.echo(f"re-embedded {counts} with {model}"))
 
 
 @main.command("doctor")
@@ -364,9 +332,9 @@ def doctor_cmd(ctx: Context) -> None:
     """What is configured and reachable: store, Neo4j/GDS, models, LLM."""
     from hipporag_neo4j.doctor import print_doctor, run_doctor
 
-    with _errors():
+    with exit_on_error():
         report = run_doctor(ctx.settings())
-    _emit(ctx, report, lambda: print_doctor(report))
+    emit(ctx, report, lambda: print_doctor(report))
     if any(check.get("status") == "error" for check in report["checks"]):
         sys.exit(EXIT_ERROR)
 
@@ -378,7 +346,7 @@ def demo_cmd(ctx: Context, keep: Path | None) -> None:
     """Index the bundled demo corpus (recorded extraction, no LLM); compare HippoRAG with dense retrieval."""
     from hipporag_neo4j.demo.run import run_demo
 
-    with _errors():
+    with exit_on_error():
         outcome = run_demo(ctx.settings(), keep=keep, echo=None if ctx.as_json else click.echo)
     if ctx.as_json:
         click.echo(json.dumps(outcome, indent=2, ensure_ascii=False, default=str))

@@ -12,17 +12,14 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_args
+from typing import Any, get_args
 
 import click
 
+from hipporag_neo4j.cli_support import EXIT_ERROR, EXIT_PARTIAL, Context
 from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.models import RetrievalMode
 
-if TYPE_CHECKING:
-    from hipporag_neo4j.cli import Context
-
-EXIT_ERROR, EXIT_PARTIAL = 1, 3
 MODES: tuple[str, ...] = ("dense", *(m for m in get_args(RetrievalMode) if m != "dense"))
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
