@@ -263,9 +263,14 @@ class HippoRAG:
         strategy: RetrievalStrategy | None = None,
     ) -> Answer:
         """Retrieve, then ask the reader LLM to answer from the top passages."""
+        _ = self.llm  # fail before retrieving when no LLM is configured
+        return self.answer_from(self.retrieve(query, mode=mode, top_k=top_k, strategy=strategy))
+
+    def answer_from(self, retrieval: RetrievalResult) -> Answer:
+        """Ask the reader LLM to answer ``retrieval.query`` from the retrieved passages (no new retrieval)."""
         from hipporag_neo4j.answering import answer_question
 
-        retrieval = self.retrieve(query, mode=mode, top_k=top_k, strategy=strategy)
+        query = retrieval.query
         text, usage = answer_question(self.llm, query, [p.passage for p in retrieval.passages])
         return Answer(query=query, answer=text, retrieval=retrieval, usage=usage)
 

@@ -19,6 +19,7 @@ from hipporag_neo4j.aura_cli import aura_cmd
 from hipporag_neo4j.cli_support import EXIT_ERROR, EXIT_PARTIAL, Context, emit, exit_on_error
 from hipporag_neo4j.evaluation.cli import eval_cmd
 from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult, RetrievalStrategy
+from hipporag_neo4j.server.cli import serve_cmd
 
 T = TypeVar("T")
 MODES = list(get_args(RetrievalMode))
@@ -354,6 +355,7 @@ def demo_cmd(ctx: Context, keep: Path | None) -> None:
 
 main.add_command(eval_cmd)
 main.add_command(aura_cmd)
+main.add_command(serve_cmd)
 
 
 if __name__ == "__main__":

@@ -314,6 +314,35 @@ class RetrievalSettings(_Group):
     )
 
 
+class ServerSettings(_Group):
+    """The REST server (``hipporag-neo4j serve``) and the MCP server's HTTP transport."""
+
+    host: str = Field("127.0.0.1", description="Interface to listen on.")
+    port: int = Field(8000, ge=0, le=65535, description="TCP port (0 = any free port).")
+    api_key: SecretStr | None = Field(
+        None, description="Clients send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'."
+    )
+    no_auth: bool = Field(
+        False, description="Serve without an API key; refused unless host is a loopback address."
+    )
+    max_body_bytes: int = Field(10_000_000, ge=1024, description="Larger request bodies get 413.")
+    max_batch: int = Field(10_000, ge=1, description="Most passages (or ids) in one request; more get 422.")
+    sync_limit: int = Field(
+        32,
+        ge=0,
+        description="POST /passages with at most this many passages answers with the report; "
+        "larger batches run as a job (202 and GET /jobs/{id}).",
+    )
+    job_chunk: int = Field(
+        64,
+        ge=1,
+        le=256,
+        description="Passages a job indexes per writer step (the unit that is atomic "
+        "for readers and completed before shutdown).",
+    )
+    keep_jobs: int = Field(100, ge=1, description="Finished jobs kept for GET /jobs/{id}.")
+
+
 #: Short environment names users expect, mapped to their nested field.
 SHORT_ENV_ALIASES: dict[str, tuple[str, str]] = {
     "HIPPORAG_NEO4J_URI": ("neo4j", "uri"),
@@ -341,6 +370,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @classmethod
     def settings_customise_sources(
