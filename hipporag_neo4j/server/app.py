@@ -17,12 +17,12 @@ from fastapi import Depends, FastAPI, HTTPException, Request, Response, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hipporag_neo4j import __version__
 from hipporag_neo4j.errors import ConfigError, HippoRAGError, InputError, StoreError
 from hipporag_neo4j.models import Answer, Explanation, IndexReport, RetrievalResult, StoreStats
 from hipporag_neo4j.server.auth import UNAUTHORIZED, ApiKeyAuth
+from hipporag_neo4j.server.limits import BodySizeLimit
 from hipporag_neo4j.server.schemas import (
     AnswerRequest,
     DeleteRequest,
@@ -106,21 +106,14 @@ def create_app(settings: Settings, service_factory: Callable[[], KnowledgeServic
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        max_body_size=limits.max_body_bytes,
     )
+    app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes)
     app.state.auth = auth
     protected = [Depends(_require_key)]
 
     @app.exception_handler(HippoRAGError)
     async def _hipporag_error(request: Request, exc: HippoRAGError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=_status_of(exc))
-
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = exc.detail
-        if exc.status_code == 413:
-            detail = f"request body larger than {limits.max_body_bytes} bytes (server.max_body_bytes)"
-        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
