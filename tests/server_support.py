@@ -76,12 +76,12 @@ class ServerProcess:
             ok = self._cond.wait_for(lambda: any(text in line for line in self.lines), timeout)
         assert ok, f"server never logged {text!r}:\n{self.log}"
 
-    def wait_until_up(self) -> None:
+    def wait_until_up(self, path: str = "/health", status: int = 200) -> None:
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
             assert self.proc.poll() is None, f"server exited with {self.proc.returncode}:\n{self.log}"
             try:
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
+                if httpx.get(f"{self.url}{path}", timeout=2).status_code == status:
                     return
             except httpx.TransportError:
                 pass
