@@ -26,3 +26,4 @@ def test_quickstart_notebook_executes(tmp_path: Path) -> None:
     assert "'embedded'" in outputs
     assert "Helena Várkonyi" in outputs  # the showcase answer's passage is retrieved
     assert "['note-1']" in outputs
+    assert "GraphRAG answer:" in outputs  # the HippoRAGRetriever cell ran inside neo4j-graphrag's GraphRAG
