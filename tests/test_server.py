@@ -20,10 +20,13 @@ from pipeline_support import dump_embedded, make_memory
 from server_support import ServerProcess, chain_corpus, harness, wait_for_file
 
 from hipporag_neo4j.cli import main
+from tests import llm_replay
+from tests.llm_replay import ReplayServer, Reply
 
 pytestmark = pytest.mark.integration
 
 KEY = {"X-API-Key": "test-key"}
+llm_server = llm_replay.llm_server
 
 
 @pytest.fixture
@@ -137,6 +140,28 @@ def test_index_as_job_query_delete(small: tuple[ServerProcess, list[dict[str, st
         assert client.get("/stats").json()["passages"] == 5
         after = client.post("/query", json={"query": "what relates to entity 2?", "top_k": 2}).json()
         assert "p001" not in [item["passage"]["id"] for item in after["passages"]]
+
+
+def test_answer_reads_the_retrieved_passages_with_the_llm(tmp_path: Path, llm_server: ReplayServer) -> None:
+    passages, table = chain_corpus(4)
+    llm_server.script(
+        Reply.completion("Passage 1 and 2 both name entity 2.\nAnswer: entity 1 and entity 3"),
+        match=["what relates to entity 2?", "Passage 1: entity 1 relates to entity 2."],
+    )
+    llm = {"HIPPORAG_LLM__MODEL": llm_replay.MODEL, "HIPPORAG_LLM__BASE_URL": llm_server.base_url,
+           "HIPPORAG_LLM__API_KEY": "sk-test", "HIPPORAG_LLM__MAX_RETRIES": "0"}  # fmt: skip
+    server = harness(tmp_path, table, {"what relates to entity 2?": ["entity 2"]}, env=llm)
+    try:
+        with httpx.Client(base_url=server.url, headers=KEY, timeout=60) as client:
+            client.post("/passages", json={"passages": passages})
+            answer = client.post("/answer", json={"query": "what relates to entity 2?", "top_k": 2})
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["answer"] == "entity 1 and entity 3"
+        assert {p["passage"]["id"] for p in body["retrieval"]["passages"]} == {"p001", "p002"}
+        assert len(llm_server.requests) == 1 and not llm_server.unmatched
+    finally:
+        server.terminate()
 
 
 def test_queries_run_while_a_job_indexes(tmp_path: Path) -> None:
@@ -291,6 +316,7 @@ def test_serve_command_with_the_real_models(tmp_path: Path) -> None:
             )
             assert {p["passage"]["id"] for p in result.json()["passages"]} == {"t", "a"}
             assert client.get("/stats", headers={"Authorization": "Bearer s3cre"}).status_code == 401
+        assert server.log.count("Loading SentenceTransformer model") == 1  # once per process
         assert server.terminate()
     finally:
         server.kill()
