@@ -132,7 +132,9 @@ def harness(
         args += ["--hold-extract", str(hold_extract)]
     if hold_synonyms is not None:
         args += ["--hold-synonyms", str(hold_synonyms)]
-    server = ServerProcess(args, env={"HIPPORAG_SERVER__API_KEY": "test-key", **(env or {})}, cwd=tmp_path)
+    # the hash embedder and table extraction are built for the single-step graph mode's expectations
+    defaults = {"HIPPORAG_SERVER__API_KEY": "test-key", "HIPPORAG_RETRIEVAL__MODE": "hipporag"}
+    server = ServerProcess(args, env={**defaults, **(env or {})}, cwd=tmp_path)
     try:
         server.wait_until_up()
     except BaseException:

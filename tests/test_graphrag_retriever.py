@@ -64,7 +64,9 @@ class ReaderV1(LLMInterface):
 
 @pytest.fixture
 def retriever(tmp_path: Path) -> Any:
-    memory = make_memory(tmp_path / "kb", TABLE, {QUESTION: ["stanford", "alzheimer disease"]})
+    memory = make_memory(
+        tmp_path / "kb", TABLE, {QUESTION: ["stanford", "alzheimer disease"]}, mode="hipporag"
+    )
     memory.index([{"id": "prof", "title": "Thomas", "text": t} if "professor" in t else t for t in TABLE])
     yield HippoRAGRetriever(memory)
     memory.close()

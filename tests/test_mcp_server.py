@@ -71,7 +71,8 @@ def test_remember_recall_forget_stats_over_stdio(tmp_path: Path) -> None:
 
     recall = seen["recall"]
     assert {m["passage_id"] for m in recall["memories"]} == {"thomas", "lab"}
-    assert recall["linked"] and all(m["why"] for m in recall["memories"])  # each memory says why
+    assert recall["mode"] == "hipporag2" and recall["facts"]  # the default mode starts from matched facts
+    assert all(m["why"] for m in recall["memories"])  # each memory says which phrases led to it
 
     assert seen["bad_recall"].is_error and "empty query" in seen["bad_recall"].content[0].text
     assert seen["bad_top_k"].is_error

@@ -36,8 +36,10 @@ class Recall(BaseModel):
     query: str
     mode: str
     query_entities: list[str] = Field(description="Entities found in the query.")
-    linked: list[str] = Field(description="How query entities were linked to graph phrases.")
+    linked: list[str] = Field(description="Query entities linked to graph phrases (hipporag and mixes).")
+    facts: list[str] = Field(description="Stored facts matched to the query, the walk's start (hipporag2).")
     memories: list[Memory]
+    note: str | None = None
 
 
 class Remembered(BaseModel):
@@ -61,6 +63,8 @@ def recall_of(result: RetrievalResult) -> Recall:
         mode=result.mode,
         query_entities=result.query_entities,
         linked=[f"{x.query_entity} -> {x.phrase} (cosine {x.similarity:.2f})" for x in result.linked],
+        facts=[f"({f.subject}, {f.predicate}, {f.object})" for f in result.facts if f.kept],
+        note=result.note,
         memories=[
             Memory(
                 rank=item.rank,

@@ -178,7 +178,7 @@ def create_app(settings: Settings, service_factory: Callable[[], KnowledgeServic
     @app.post("/query", tags=["read"], dependencies=protected)
     def query(body: QueryRequest, service: Service) -> RetrievalResult:
         """Retrieve the passages that answer the question, each with its explanation."""
-        result = service.retrieve(body.query, mode=body.mode, top_k=body.top_k)
+        result = service.retrieve(body.query, mode=body.mode, top_k=body.top_k, strategy=body.strategy)
         if not body.explain:
             for item in result.passages:
                 item.explanation = Explanation()
@@ -187,7 +187,7 @@ def create_app(settings: Settings, service_factory: Callable[[], KnowledgeServic
     @app.post("/answer", tags=["read"], dependencies=protected, responses={501: {}})
     def answer(body: AnswerRequest, service: Service) -> Answer:
         """Retrieve, then answer with the reader LLM (501 when the server has no LLM configured)."""
-        return service.answer(body.query, mode=body.mode, top_k=body.top_k)
+        return service.answer(body.query, mode=body.mode, top_k=body.top_k, strategy=body.strategy)
 
     @app.get("/stats", tags=["read"], dependencies=protected)
     def stats(service: Service) -> StoreStats:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hipporag_neo4j.models import PassageInput, RetrievalMode
+from hipporag_neo4j.models import PassageInput, RetrievalMode, RetrievalStrategy
 
 
 class _Body(BaseModel):
@@ -21,6 +21,9 @@ class QueryRequest(_Body):
     query: str = Field(min_length=1, description="The question.")
     mode: RetrievalMode | None = Field(None, description="Retrieval mode (default: the server's setting).")
     top_k: int | None = Field(None, ge=1, le=1000, description="Passages to return.")
+    strategy: RetrievalStrategy | None = Field(
+        None, description="single, or ircot / clues: LLM loops around the mode (need an LLM)."
+    )
     explain: bool = Field(True, description="Include each passage's explanation (linked and top phrases).")
 
 
@@ -28,6 +31,7 @@ class AnswerRequest(_Body):
     query: str = Field(min_length=1)
     mode: RetrievalMode | None = None
     top_k: int | None = Field(None, ge=1, le=1000)
+    strategy: RetrievalStrategy | None = None
 
 
 class DeleteRequest(_Body):

@@ -26,6 +26,7 @@ from hipporag_neo4j.models import (
     PassageInput,
     RetrievalMode,
     RetrievalResult,
+    RetrievalStrategy,
     StoreStats,
 )
 from hipporag_neo4j.service.jobs import Job, JobRegistry
@@ -180,16 +181,28 @@ class KnowledgeService:
 
     # --- reads: many at once -------------------------------------------------------------------
     def retrieve(
-        self, query: str, *, mode: RetrievalMode | None = None, top_k: int | None = None
+        self,
+        query: str,
+        *,
+        mode: RetrievalMode | None = None,
+        top_k: int | None = None,
+        strategy: RetrievalStrategy | None = None,
     ) -> RetrievalResult:
         self.warm_up()
         with self.lock.read():
-            return self.memory.retrieve(query, mode=mode, top_k=top_k)
+            return self.memory.retrieve(query, mode=mode, top_k=top_k, strategy=strategy)
 
-    def answer(self, query: str, *, mode: RetrievalMode | None = None, top_k: int | None = None) -> Answer:
+    def answer(
+        self,
+        query: str,
+        *,
+        mode: RetrievalMode | None = None,
+        top_k: int | None = None,
+        strategy: RetrievalStrategy | None = None,
+    ) -> Answer:
         """Retrieve under the read lock, then call the reader LLM without holding it."""
         _ = self.memory.llm  # no LLM configured: fail before retrieving
-        return self.memory.answer_from(self.retrieve(query, mode=mode, top_k=top_k))
+        return self.memory.answer_from(self.retrieve(query, mode=mode, top_k=top_k, strategy=strategy))
 
     def stats(self) -> StoreStats:
         self.warm_up()
