@@ -1,24 +1,28 @@
-"""Linking to an enterprise graph on the embedded store: import, link, seeded retrieval, unlink."""
+"""Linking to an enterprise graph: import, link, seeded retrieval, unlink. The same tests on the embedded
+store (an imported JSONL entity graph) and on Neo4j where a server is reachable (nodes created in the
+database under labels unique to the run)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from fakes import HashEmbedder
+from fakes import FixedQueryNER, HashEmbedder, TableExtractor
 from pipeline_support import make_memory
 
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.linking.embedded import DB_FILE, EmbeddedEnterpriseGraph
 from hipporag_neo4j.linking.graph_file import load_entity_graph
-from hipporag_neo4j.linking.linker import link_nodes, unlink_nodes
+from hipporag_neo4j.linking.linker import LinkReport, link_nodes, unlink_nodes
+from hipporag_neo4j.linking.model import EnterpriseGraph
 from hipporag_neo4j.linking.seeded import linked_nodes_of, retrieve_from_nodes
 
-pytestmark = pytest.mark.integration  # embedded store on disk (hash embedder, table extraction)
+pytestmark = pytest.mark.integration  # stores with data (hash embedder, table extraction)
 
 TABLE = {
     "Acme Robotics opened a plant in Ohio.": [["acme robotics", "opened plant in", "ohio"]],
@@ -35,35 +39,135 @@ ENTITIES = [
 ]
 
 
-@pytest.fixture
-def setup(tmp_path: Path) -> Iterator[tuple[HippoRAG, EmbeddedEnterpriseGraph, Path]]:
+QUESTION = "Where did Acme Robotics open a plant?"
+
+
+@dataclass
+class Linked:
+    """A HippoRAG over TABLE, the ENTITIES graph beside it, and the backend's ids and labels for them."""
+
+    memory: HippoRAG
+    graph: EnterpriseGraph
+    ids: dict[str, str]  # ENTITIES' node names -> node ids on this backend
+    snapshot: Callable[[], object]  # the user's nodes and relationships, to show they are only read
+    asking: Callable[[dict[str, list[str]]], HippoRAG]  # a HippoRAG on the same store with query entities
+    labels: dict[str, str] = field(default_factory=dict)  # ENTITIES' labels -> labels on this backend
+
+    def node(self, name: str) -> str:
+        return self.ids[name]
+
+    def label(self, name: str) -> str:
+        return self.labels.get(name, name)
+
+    def link(self, label: str, **kw: float) -> LinkReport:
+        return link_nodes(
+            self.memory.store, self.memory.embedder, self.graph, self.label(label), "name", **kw
+        )
+
+
+def _docs() -> list[dict[str, str]]:
+    return [{"id": text.split()[0].lower(), "text": text} for text in TABLE]
+
+
+def _embedded(tmp_path: Path) -> Iterator[Linked]:
     memory = make_memory(tmp_path / "kb", TABLE, mode="hipporag")
-    memory.index([{"id": text.split()[0].lower(), "text": text} for text in TABLE])
+    memory.index(_docs())
     graph_file = tmp_path / "entities.jsonl"
     graph_file.write_text("\n".join(json.dumps(x) for x in ENTITIES), encoding="utf-8")
     graph = EmbeddedEnterpriseGraph(tmp_path / "kb")
     assert graph.import_graph(load_entity_graph(graph_file)) == {"nodes": 5, "relationships_added": 1}
-    yield memory, graph, tmp_path
+
+    def snapshot() -> object:
+        conn = sqlite3.connect(tmp_path / "kb" / DB_FILE)
+        try:
+            return sorted(
+                conn.execute("SELECT * FROM nodes").fetchall()
+                + conn.execute("SELECT * FROM edges").fetchall()
+            )
+        finally:
+            conn.close()
+
+    ids = {str(x["node"]): str(x["node"]) for x in ENTITIES if "node" in x}
+    yield Linked(
+        memory, graph, ids, snapshot, lambda q: make_memory(tmp_path / "kb", TABLE, q, mode="hipporag")
+    )
     graph.close()
     memory.close()
 
 
-def _nodes(store_dir: Path) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(store_dir / DB_FILE)
-    try:
-        return sorted(
-            conn.execute("SELECT * FROM nodes").fetchall() + conn.execute("SELECT * FROM edges").fetchall()
+def _neo4j() -> Iterator[Linked]:
+    import neo4j
+    from neo4j_support import neo4j_settings_or_skip
+
+    from hipporag_neo4j.linking.neo4j import Neo4jEnterpriseGraph
+    from hipporag_neo4j.settings import load_settings
+    from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+    n4j = neo4j_settings_or_skip()
+    password = n4j.password.get_secret_value()
+    neo4j_group = {**n4j.model_dump(), "password": password}
+    settings = load_settings({"neo4j": neo4j_group, "retrieval": {"mode": "hipporag"}})
+
+    def asking(queries: dict[str, list[str]]) -> HippoRAG:
+        return HippoRAG(
+            settings,
+            embedder=HashEmbedder(),
+            extractor=TableExtractor(TABLE),
+            query_ner=FixedQueryNER(queries),
         )
-    finally:
-        conn.close()
+
+    memory = asking({})
+    memory.index(_docs())
+    labels = {"Customer": f"Customer_{n4j.namespace}", "Company": f"Company_{n4j.namespace}"}  # database-wide
+    driver = neo4j.GraphDatabase.driver(n4j.uri or "", auth=(n4j.user, password))
+    ids: dict[str, str] = {}
+    with driver.session(database=n4j.database) as session:
+        for x in ENTITIES:
+            if "node" in x:
+                record = session.run(
+                    "CREATE (n:$($label)) SET n = $properties RETURN elementId(n) AS id",
+                    label=labels[x["labels"][0]],
+                    properties=x["properties"],
+                ).single()
+                assert record is not None
+                ids[str(x["node"])] = record["id"]
+        for x in ENTITIES:
+            if "source" in x:
+                session.run(
+                    "MATCH (a), (b) WHERE elementId(a) = $a AND elementId(b) = $b "
+                    "CREATE (a)-[:$($type)]->(b)",
+                    a=ids[str(x["source"])],
+                    b=ids[str(x["target"])],
+                    type=x["type"],
+                )
+
+    def snapshot() -> object:
+        with driver.session(database=n4j.database) as session:
+            rows = session.run(
+                "MATCH (n) WHERE elementId(n) IN $ids OPTIONAL MATCH (n)-[r]->(m) WHERE NOT m:Phrase "
+                "RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS props, "
+                "collect(type(r)) AS out",
+                ids=list(ids.values()),
+            ).data()
+        return sorted(json.dumps(r, sort_keys=True) for r in rows)
+
+    store = memory.store
+    assert isinstance(store, Neo4jStore)
+    yield Linked(memory, Neo4jEnterpriseGraph(store), ids, snapshot, asking, labels)
+    with driver.session(database=n4j.database) as session:
+        session.run("MATCH (n) WHERE elementId(n) IN $ids DETACH DELETE n", ids=list(ids.values()))
+    driver.close()
+    memory.close()
 
 
-def test_link_by_exact_name_then_embedding_idempotent_and_read_only(
-    setup: tuple[HippoRAG, EmbeddedEnterpriseGraph, Path],
-) -> None:
-    memory, graph, tmp = setup
-    before = _nodes(tmp / "kb")
-    report = link_nodes(memory.store, memory.embedder, graph, "Customer", "name", min_similarity=0.9)
+@pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def setup(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Linked]:
+    yield from (_embedded(tmp_path) if request.param == "embedded" else _neo4j())
+
+
+def test_link_by_exact_name_then_embedding_idempotent_and_read_only(setup: Linked) -> None:
+    before = setup.snapshot()
+    report = setup.link("Customer", min_similarity=0.9)
     assert (report.nodes, report.exact, report.embedding, report.unmatched, report.new_links) == (
         3,
         1,
@@ -71,75 +175,78 @@ def test_link_by_exact_name_then_embedding_idempotent_and_read_only(
         1,
         2,
     )
-    links = graph.links_to_nodes(["c1", "c2", "c3"])
-    assert [(x.method, x.score) for x in links["c1"]] == [("exact", 1.0)]
-    assert links["c2"][0].method == "embedding" and 0.9 <= links["c2"][0].score < 1.0
-    assert "c3" not in links
-    again = link_nodes(memory.store, memory.embedder, graph, "Customer", "name", min_similarity=0.9)
+    c1, c2, c3 = (setup.node(n) for n in ("c1", "c2", "c3"))
+    links = setup.graph.links_to_nodes([c1, c2, c3])
+    assert [(x.method, x.score) for x in links[c1]] == [("exact", 1.0)]
+    assert links[c2][0].method == "embedding" and 0.9 <= links[c2][0].score < 1.0
+    assert c3 not in links
+    again = setup.link("Customer", min_similarity=0.9)
     assert again.new_links == 0 and (again.exact, again.embedding) == (1, 1)
-    strict = link_nodes(memory.store, memory.embedder, graph, "Customer", "name", min_similarity=0.9999)
+    strict = setup.link("Customer", min_similarity=0.9999)
     assert (strict.exact, strict.embedding) == (1, 0)  # the threshold is honoured
-    assert _nodes(tmp / "kb") == before  # the user's nodes and relationships are only read
+    assert setup.snapshot() == before  # the user's nodes and relationships are only read
 
 
-def test_seeding_from_a_node_and_through_its_relationships(
-    setup: tuple[HippoRAG, EmbeddedEnterpriseGraph, Path],
-) -> None:
-    memory, graph, _ = setup
-    link_nodes(memory.store, memory.embedder, graph, "Customer", "name")
-    link_nodes(memory.store, memory.embedder, graph, "Company", "name")
+def test_seeding_from_a_node_and_through_its_relationships(setup: Linked) -> None:
+    setup.link("Customer")
+    setup.link("Company")
+    memory, graph = setup.memory, setup.graph
+    c1, p1 = setup.node("c1"), setup.node("p1")
 
-    about_acme = retrieve_from_nodes(memory, graph, ["c1"], top_k=3)
+    about_acme = retrieve_from_nodes(memory, graph, [c1], top_k=3)
     assert about_acme.passages[0].passage_id == "acme"
-    assert [(n.node_id, n.via_phrase) for n in about_acme.passages[0].linked_nodes] == [
-        ("c1", "acme robotics")
-    ]
+    assert [(n.node_id, n.via_phrase) for n in about_acme.passages[0].linked_nodes] == [(c1, "acme robotics")]
 
-    parent_only = retrieve_from_nodes(memory, graph, ["p1"], top_k=3)
+    parent_only = retrieve_from_nodes(memory, graph, [p1], top_k=3)
     assert [p.passage_id for p in parent_only.passages] == ["globex"]
-    with_subsidiaries = retrieve_from_nodes(memory, graph, ["p1"], rel_types=["SUBSIDIARY_OF"], top_k=3)
+    with_subsidiaries = retrieve_from_nodes(memory, graph, [p1], rel_types=["SUBSIDIARY_OF"], top_k=3)
     ids = [p.passage_id for p in with_subsidiaries.passages]
     assert ids[0] == "globex" and "acme" in ids  # the enterprise relationship brought the subsidiary in
     hop = next(s for s in with_subsidiaries.seeds if s.hop == 1)
-    assert hop.from_node == "c1" and hop.weight == 0.5
+    assert hop.from_node == c1 and hop.weight == 0.5
 
-    assert retrieve_from_nodes(memory, graph, ["c3"]).passages == []  # unlinked: nothing, with a note
+    unlinked = retrieve_from_nodes(memory, graph, [setup.node("c3")])
+    assert unlinked.passages == [] and unlinked.note == "no phrase is linked to these nodes"
 
 
-def test_query_results_list_the_linked_nodes(setup: tuple[HippoRAG, EmbeddedEnterpriseGraph, Path]) -> None:
-    memory, graph, tmp = setup
-    link_nodes(memory.store, memory.embedder, graph, "Customer", "name")
-    memory2 = make_memory(
-        tmp / "kb", TABLE, {"Where did Acme Robotics open a plant?": ["acme robotics"]}, mode="hipporag"
-    )
+def test_query_results_list_the_linked_nodes(setup: Linked) -> None:
+    setup.link("Customer")
+    asking = setup.asking({QUESTION: ["acme robotics"]})
     try:
-        result = memory2.retrieve("Where did Acme Robotics open a plant?", top_k=1)
+        result = asking.retrieve(QUESTION, top_k=1)
     finally:
-        memory2.close()
-    nodes = linked_nodes_of(result, graph)
-    assert [n.node_id for n in nodes["acme"]] == ["c1"] and nodes["acme"][0].name == "Acme Robotics"
+        asking.close()
+    nodes = linked_nodes_of(result, setup.graph)
+    assert [n.node_id for n in nodes["acme"]] == [setup.node("c1")] and nodes["acme"][
+        0
+    ].name == "Acme Robotics"
 
 
-def test_unlink_removes_links_only(setup: tuple[HippoRAG, EmbeddedEnterpriseGraph, Path]) -> None:
-    memory, graph, tmp = setup
-    before = _nodes(tmp / "kb")
-    link_nodes(memory.store, memory.embedder, graph, "Customer", "name")
-    link_nodes(memory.store, memory.embedder, graph, "Company", "name")
-    assert unlink_nodes(graph, "Customer") == 2
-    assert set(graph.links_to_nodes(["c1", "c2", "p1"])) == {"p1"}
-    assert unlink_nodes(graph) == 1 and graph.links_to_nodes(["p1"]) == {}
-    assert _nodes(tmp / "kb") == before
+def test_unlink_removes_links_only(setup: Linked) -> None:
+    before = setup.snapshot()
+    setup.link("Customer")
+    setup.link("Company")
+    c1, c2, p1 = (setup.node(n) for n in ("c1", "c2", "p1"))
+    assert unlink_nodes(setup.graph, setup.label("Customer")) == 2
+    assert set(setup.graph.links_to_nodes([c1, c2, p1])) == {p1}
+    assert unlink_nodes(setup.graph) == 1 and setup.graph.links_to_nodes([p1]) == {}
+    assert setup.snapshot() == before
 
 
-def test_identifiers_are_validated(setup: tuple[HippoRAG, EmbeddedEnterpriseGraph, Path]) -> None:
-    memory, graph, tmp = setup
+def test_identifiers_are_validated(setup: Linked) -> None:
+    memory, graph = setup.memory, setup.graph
     with pytest.raises(InputError, match="not a plain identifier"):
         link_nodes(memory.store, memory.embedder, graph, "Customer`) DETACH DELETE n //", "name")
     with pytest.raises(InputError, match="property"):
         link_nodes(memory.store, memory.embedder, graph, "Customer", "name; DROP")
+    with pytest.raises(InputError, match="own labels"):
+        link_nodes(memory.store, memory.embedder, graph, "Phrase", "name")
     with pytest.raises(InputError, match="relationship type"):
-        retrieve_from_nodes(memory, graph, ["p1"], rel_types=["SUBSIDIARY OF"])
-    bad = tmp / "bad.jsonl"
+        retrieve_from_nodes(memory, graph, [setup.node("p1")], rel_types=["SUBSIDIARY OF"])
+
+
+def test_entity_graph_file_errors_name_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
     bad.write_text(
         '{"node": "x", "labels": ["Customer"], "properties": {}}\n{"node": "y", "labels": ["Bad-Label"]}\n'
     )
@@ -148,9 +255,12 @@ def test_identifiers_are_validated(setup: tuple[HippoRAG, EmbeddedEnterpriseGrap
     bad.write_text('{"source": "x", "type": "KNOWS", "target": "nowhere"}\n')
     with pytest.raises(InputError, match="unknown node"):
         load_entity_graph(bad)
+    bad.write_text("not json\n")
+    with pytest.raises(InputError, match=r"bad\.jsonl:1: not JSON"):
+        load_entity_graph(bad)
 
 
 def test_hash_embedder_variant_is_a_near_duplicate() -> None:
-    # the fixture's embedding link relies on this property of the test embedder
+    # the embedding link in these tests relies on this property of the test embedder
     a, b = HashEmbedder().encode(["initech", "initech variant"])
     assert float(a @ b) > 0.9

@@ -11,8 +11,10 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from hipporag_neo4j.embedding import Embedder
+from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.linking.model import EnterpriseGraph, SameAs, check_identifier
 from hipporag_neo4j.stores.base import GraphStore
+from hipporag_neo4j.stores.neo4j.graph_model import LABELS as OWN_LABELS
 from hipporag_neo4j.text import normalize_phrase
 
 
@@ -38,6 +40,8 @@ def link_nodes(
 ) -> LinkReport:
     check_identifier(label, "label")
     check_identifier(prop, "property")
+    if label in OWN_LABELS:
+        raise InputError(f"{label} is one of hipporag-neo4j's own labels; link to the nodes of your graph")
     report = LinkReport(label=label, property=prop)
     for batch in graph.node_values(label, prop, batch_size):
         report.nodes += len(batch)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal
 
 LABELS: Final = ("Passage", "Phrase", "Fact", "HippoRAGMeta", "SynonymsPending")
-RELATIONSHIP_TYPES: Final = ("MENTIONS", "STATES", "RELATION", "SYNONYM")
+RELATIONSHIP_TYPES: Final = ("MENTIONS", "STATES", "RELATION", "SYNONYM", "SAME_AS")
 PROPERTY_KEYS: Final = (
     "namespace",
     "id",
@@ -33,6 +33,7 @@ PROPERTY_KEYS: Final = (
     "graph_version",
     "created_at",
     "reembed_state",
+    "method",  # SAME_AS (linking to an enterprise graph)
 )
 
 #: Keys of the maps in ``$rows``-style parameters; ``row.key`` reads like a property to the linter.
@@ -51,6 +52,7 @@ ROW_KEYS: Final = (
     "raw",
     "mentioned",
     "target",
+    "node_id",
 )
 
 EmbeddedLabel = Literal["passage", "phrase", "fact"]
@@ -91,4 +93,10 @@ PARAMETERS: Final[dict[str, Any]] = {
     "name": "barack obama",
     "passage_id": "passage-1",
     "reembed_state": '{"model": "all-MiniLM-L6-v2", "dim": 384, "done_through": {}}',
+    # linking to an enterprise graph
+    "label": "Customer",
+    "property": "name",
+    "skip": 0,
+    "types": ["SUBSIDIARY_OF"],
+    "node_ids": ["4:0a1b:12"],
 }
