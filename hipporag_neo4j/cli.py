@@ -18,6 +18,7 @@ from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.aura_cli import aura_cmd
 from hipporag_neo4j.cli_support import EXIT_ERROR, EXIT_PARTIAL, Context, emit, exit_on_error
 from hipporag_neo4j.evaluation.cli import eval_cmd
+from hipporag_neo4j.linking.cli import about_cmd, link_cmd, unlink_cmd
 from hipporag_neo4j.mcp_server.cli import mcp_cmd
 from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult, RetrievalStrategy
 from hipporag_neo4j.server.cli import serve_cmd
@@ -358,6 +359,9 @@ main.add_command(eval_cmd)
 main.add_command(aura_cmd)
 main.add_command(serve_cmd)
 main.add_command(mcp_cmd)
+main.add_command(link_cmd)
+main.add_command(unlink_cmd)
+main.add_command(about_cmd)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakes import FixedQueryNER, HashEmbedder, TableExtractor
@@ -264,3 +265,35 @@ def test_hash_embedder_variant_is_a_near_duplicate() -> None:
     # the embedding link in these tests relies on this property of the test embedder
     a, b = HashEmbedder().encode(["initech", "initech variant"])
     assert float(a @ b) > 0.9
+
+
+def test_link_about_unlink_from_the_cli(tmp_path: Path) -> None:
+    """The commands as a user runs them: real models, spaCy extraction, an imported entity graph."""
+    from click.testing import CliRunner
+
+    from hipporag_neo4j.cli import main
+
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("\n".join(json.dumps(d) for d in _docs()), encoding="utf-8")
+    graph_file = tmp_path / "entities.jsonl"
+    graph_file.write_text("\n".join(json.dumps(x) for x in ENTITIES), encoding="utf-8")
+    store = ["--store", str(tmp_path / "kb"), "--json"]
+
+    def run(*args: str) -> dict[str, Any]:
+        result = CliRunner().invoke(main, [*store, *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        out: dict[str, Any] = json.loads(result.stdout)
+        return out
+
+    assert run("index", str(docs))["failed"] == []
+    linked = run("link", "--label", "Customer", "--graph", str(graph_file))
+    assert linked["imported"]["nodes"] == 5 and linked["exact"] >= 1  # "Acme Robotics" is a phrase by name
+    assert run("link", "--label", "Company")["exact"] == 1
+    alone = [p["passage_id"] for p in run("about", "p1")["passages"]]
+    via = [p["passage_id"] for p in run("about", "p1", "--via", "SUBSIDIARY_OF")["passages"]]
+    assert alone[:1] == ["globex"] and "acme" not in alone
+    assert "acme" in via  # the company's own relationship (Acme SUBSIDIARY_OF Globex) changed the result
+    assert run("unlink", "--label", "Company")["removed"] == 1
+    assert run("about", "p1")["passages"] == []
+    bad = CliRunner().invoke(main, [*store, "link", "--label", "Bad Label"])
+    assert bad.exit_code == 1 and "not a plain identifier" in bad.output
