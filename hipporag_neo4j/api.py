@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hipporag_neo4j.embedding import Embedder, create_embedder
 from hipporag_neo4j.errors import ConfigError, InputError
@@ -36,6 +36,10 @@ from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import Settings, load_settings
 from hipporag_neo4j.stores.base import DeleteReport, EmbeddedKind, GraphStore, ReembedState, StoreMeta
 from hipporag_neo4j.synonyms import finish_pending_synonyms
+
+if TYPE_CHECKING:
+    from hipporag_neo4j.linking.linker import LinkReport
+    from hipporag_neo4j.linking.seeded import NodeRetrieval
 
 PassageLike = str | PassageInput | Mapping[str, Any]
 
@@ -273,6 +277,35 @@ class HippoRAG:
         query = retrieval.query
         text, usage = answer_question(self.llm, query, [p.passage for p in retrieval.passages])
         return Answer(query=query, answer=text, retrieval=retrieval, usage=usage)
+
+    # --- linking to your own graph (hipporag_neo4j.linking) ------------------------------------
+    def link(self, label: str, prop: str = "name", *, min_similarity: float = 0.9) -> LinkReport:
+        """SAME_AS links from phrases to your nodes with ``label``: exact normalised ``prop`` first, then
+        embedding similarity >= ``min_similarity``. Idempotent; your nodes are only read."""
+        from hipporag_neo4j.linking.graphs import open_enterprise_graph
+        from hipporag_neo4j.linking.linker import link_nodes
+
+        with open_enterprise_graph(self) as graph:
+            return link_nodes(self.store, self.embedder, graph, label, prop, min_similarity=min_similarity)
+
+    def unlink(self, label: str | None = None) -> int:
+        """Remove the SAME_AS links (to ``label`` nodes, or all); returns how many were removed."""
+        from hipporag_neo4j.linking.graphs import open_enterprise_graph
+        from hipporag_neo4j.linking.linker import unlink_nodes
+
+        with open_enterprise_graph(self) as graph:
+            return unlink_nodes(graph, label)
+
+    def about(
+        self, node_ids: Sequence[str], *, via: Sequence[str] = (), top_k: int | None = None
+    ) -> NodeRetrieval:
+        """Passages about nodes of your graph: PPR from the phrases linked to them (and, with ``via``
+        relationship types, at half weight from those linked to nodes one such relationship away)."""
+        from hipporag_neo4j.linking.graphs import open_enterprise_graph
+        from hipporag_neo4j.linking.seeded import retrieve_from_nodes
+
+        with open_enterprise_graph(self) as graph:
+            return retrieve_from_nodes(self, graph, node_ids, rel_types=via, top_k=top_k)
 
     def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
         """Remove passages and everything only they supported (phrases, facts, synonym edges).

@@ -1,9 +1,8 @@
-"""``hipporag-neo4j link``, ``unlink`` and ``about``: a thin layer over :mod:`hipporag_neo4j.linking`."""
+"""``hipporag-neo4j link``, ``unlink`` and ``about``: thin, over the HippoRAG methods of the same names."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -12,34 +11,17 @@ import click
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.cli_support import Context, emit, exit_on_error
 from hipporag_neo4j.errors import InputError
-from hipporag_neo4j.linking.model import EnterpriseGraph
 
 T = TypeVar("T")
 
 
-@contextmanager
-def _linked(ctx: Context) -> Iterator[tuple[HippoRAG, EnterpriseGraph]]:
-    memory = HippoRAG(ctx.settings())
-    try:
-        if memory.settings.backend == "neo4j":
-            from hipporag_neo4j.linking.neo4j import Neo4jEnterpriseGraph
-            from hipporag_neo4j.stores.neo4j.store import Neo4jStore
-
-            store = memory.store
-            assert isinstance(store, Neo4jStore)
-            yield memory, Neo4jEnterpriseGraph(store)
-        else:
-            from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
-
-            with EmbeddedEnterpriseGraph(memory.settings.store.path) as graph:
-                yield memory, graph
-    finally:
-        memory.close()
-
-
-def _run(ctx: Context, action: Callable[[HippoRAG, EnterpriseGraph], T]) -> T:
-    with exit_on_error(), _linked(ctx) as (memory, graph):
-        return action(memory, graph)
+def _run(ctx: Context, action: Callable[[HippoRAG], T]) -> T:
+    with exit_on_error():
+        memory = HippoRAG(ctx.settings())
+        try:
+            return action(memory)
+        finally:
+            memory.close()
 
 
 @click.command("link")
@@ -67,19 +49,19 @@ def link_cmd(ctx: Context, label: str, prop: str, min_similarity: float, graph_f
     Exact normalised names first, then embedding similarity. Idempotent; your nodes are only read;
     `unlink` removes the links.
     """
-    from hipporag_neo4j.linking.linker import LinkReport, link_nodes
+    from hipporag_neo4j.linking.linker import LinkReport
 
-    def action(memory: HippoRAG, graph: EnterpriseGraph) -> tuple[dict[str, int] | None, LinkReport]:
+    def action(memory: HippoRAG) -> tuple[dict[str, int] | None, LinkReport]:
         imported = None
         if graph_file is not None:
             from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
             from hipporag_neo4j.linking.graph_file import load_entity_graph
 
-            if not isinstance(graph, EmbeddedEnterpriseGraph):
+            if memory.settings.backend != "embedded":
                 raise InputError("--graph is for the embedded store; on Neo4j, link to nodes in the database")
-            imported = graph.import_graph(load_entity_graph(graph_file))
-        report = link_nodes(memory.store, memory.embedder, graph, label, prop, min_similarity=min_similarity)
-        return imported, report
+            with EmbeddedEnterpriseGraph(memory.settings.store.path) as graph:
+                imported = graph.import_graph(load_entity_graph(graph_file))
+        return imported, memory.link(label, prop, min_similarity=min_similarity)
 
     imported, report = _run(ctx, action)
 
@@ -101,9 +83,7 @@ def link_cmd(ctx: Context, label: str, prop: str, min_similarity: float, graph_f
 @click.pass_obj
 def unlink_cmd(ctx: Context, label: str | None) -> None:
     """Remove SAME_AS links made by `link` (your nodes are untouched)."""
-    from hipporag_neo4j.linking.linker import unlink_nodes
-
-    removed = _run(ctx, lambda _memory, graph: unlink_nodes(graph, label))
+    removed = _run(ctx, lambda memory: memory.unlink(label))
     emit(ctx, {"removed": removed}, lambda: click.echo(f"removed {removed} links"))
 
 
@@ -114,12 +94,7 @@ def unlink_cmd(ctx: Context, label: str | None) -> None:
 @click.pass_obj
 def about_cmd(ctx: Context, node_ids: tuple[str, ...], rel_types: tuple[str, ...], top_k: int | None) -> None:
     """What the passages say about NODE_IDS of your graph (PPR from the phrases linked to them)."""
-    from hipporag_neo4j.linking.seeded import retrieve_from_nodes
-
-    result = _run(
-        ctx,
-        lambda memory, graph: retrieve_from_nodes(memory, graph, node_ids, rel_types=rel_types, top_k=top_k),
-    )
+    result = _run(ctx, lambda memory: memory.about(node_ids, via=rel_types, top_k=top_k))
 
     def human() -> None:
         if result.note:

@@ -1,0 +1,30 @@
+"""The enterprise graph beside a HippoRAG's store: the database itself on Neo4j, ``enterprise.sqlite``
+in the store directory on the embedded store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from hipporag_neo4j.linking.model import EnterpriseGraph
+
+if TYPE_CHECKING:
+    from hipporag_neo4j.api import HippoRAG
+
+
+@contextmanager
+def open_enterprise_graph(memory: HippoRAG) -> Iterator[EnterpriseGraph]:
+    if memory.settings.backend == "neo4j":
+        from hipporag_neo4j.linking.neo4j import Neo4jEnterpriseGraph
+        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+        store = memory.store
+        inner = getattr(store, "inner", store)  # the service wraps the store
+        assert isinstance(inner, Neo4jStore)
+        yield Neo4jEnterpriseGraph(inner)
+    else:
+        from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
+
+        with EmbeddedEnterpriseGraph(memory.settings.store.path) as graph:
+            yield graph
