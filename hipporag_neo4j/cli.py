@@ -300,7 +300,7 @@ def list_cmd(ctx: Context, limit: int | None) -> None:
             click.echo(f"{info.id}\t" + "\t".join(parts))
         click.echo(f"{len(passages)} passages", err=True)
 
-    _emit(ctx, [p.model_dump(mode="json") for p in passages], human)
+    emit(ctx, [p.model_dump(mode="json") for p in passages], human)
 
 
 @main.command("stats")
