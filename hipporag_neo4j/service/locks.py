@@ -23,6 +23,8 @@ from hipporag_neo4j.stores.base import GraphStore
 READ_METHODS = frozenset(
     {
         "meta",
+        "reembed_state",
+        "pending_synonym_phrases",
         "list_passages",
         "passages_by_parent",
         "existing_passages",
@@ -53,6 +55,9 @@ WRITE_METHODS = frozenset(
         "delete_passages",
         "set_embeddings",
         "set_embedding_model",
+        "open_for_reembed",
+        "set_reembed_state",
+        "finish_reembed",
     }
 )
 
