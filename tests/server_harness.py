@@ -6,8 +6,8 @@ test opens from outside (files in ``--gate-dir``):
 
 * ``--hold-extract N``: the N-th extraction call (one per writer step) touches ``extract-entered`` and
   waits for ``extract-release``: the writer is busy but holds no lock.
-* ``--hold-synonyms N``: the N-th ``write_synonyms`` touches ``write-entered`` and waits for
-  ``write-release``: the writer is inside a step's store writes (exclusive lock held).
+* ``--hold-synonyms N``: the N-th ``write_synonyms`` that writes edges touches ``write-entered`` and
+  waits for ``write-release``: the writer is inside a step's store writes (exclusive lock held).
 
 Each request to ``/stats`` touches ``arrived-<n>`` first, so a test knows its requests reached the app.
 Settings come from HIPPORAG_* variables (API key, limits) like the real ``serve``.
@@ -63,18 +63,19 @@ class GatedExtractor(TableExtractor):
 
 
 class GatedStore:
-    """The embedded store, with the N-th write_synonyms held at a gate."""
+    """The embedded store, with the N-th write_synonyms that writes edges held at a gate."""
 
     def __init__(self, path: Path, gate_dir: Path, hold: int | None) -> None:
         self._store = EmbeddedStore(path)
         self.gate_dir, self.hold, self.count = gate_dir, hold, 0
 
-    def write_synonyms(self, edges: Any) -> int:
-        self.count += 1
-        if self.count == self.hold:
-            (self.gate_dir / "write-entered").touch()
-            wait_for(self.gate_dir / "write-release")
-        return self._store.write_synonyms(edges)
+    def write_synonyms(self, edges: Any, *args: Any, **kwargs: Any) -> int:
+        if edges:  # count only the calls that write edges
+            self.count += 1
+            if self.count == self.hold:
+                (self.gate_dir / "write-entered").touch()
+                wait_for(self.gate_dir / "write-release")
+        return self._store.write_synonyms(edges, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -198,7 +198,7 @@ def test_queries_run_while_a_job_indexes(tmp_path: Path) -> None:
 
 def test_readers_never_see_half_a_chunk(tmp_path: Path) -> None:
     # chunk 1: p000-p003; chunk 2: p004-p007 name variants of chunk-1 phrases, so its step writes the
-    # passages, then synonym edges (its first write_synonyms: chunk 1 has none); the harness holds it
+    # passages, then synonym edges (the first edges written: chunk 1 has none); the harness holds that write
     passages, table = chain_corpus(8, variants_from=4)
     server = harness(tmp_path, table, env={"HIPPORAG_SERVER__JOB_CHUNK": "4"}, hold_synonyms=1)
     gates = tmp_path / "gates"
