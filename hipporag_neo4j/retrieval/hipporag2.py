@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
@@ -29,7 +30,7 @@ from hipporag_neo4j.stores.base import FactHit, GraphStore, PassageScore, Vector
 log = logging.getLogger(__name__)
 
 #: Keeps the facts relevant to a query: (query, candidates) -> the kept candidates, or raises
-#: :class:`~hipporag_neo4j.errors.HippoRAGError` when the filter cannot answer.
+#: :class:`~hipporag_neo4j.errors.HippoRAGError` when the filter cannot answer (anything else is a bug).
 FactFilter = Callable[[str, list[FactHit]], list[FactHit]]
 
 
@@ -112,7 +113,7 @@ def retrieve_hipporag2(
         try:
             kept = fact_filter(query, candidates)
             filtered = True
-        except Exception as exc:  # the filter is an LLM call: any failure keeps the unfiltered facts
+        except HippoRAGError as exc:  # a failed or malformed LLM answer keeps the unfiltered facts
             notes.append(f"recognition filter failed ({exc}); used the {len(candidates)} retrieved facts")
             log.warning(notes[-1])
             kept = candidates
