@@ -170,12 +170,10 @@ def _stored_ids(result: RetrievalResult) -> list[str]:
 
 
 def _stored_or_chunked(memory: HippoRAG, ids: Sequence[str]) -> set[str]:
-    """Which of these passage ids are stored, whole or as chunks (``id#0``, ``id#1``...: a long passage
-    split at indexing is in the store as long as its first chunk is)."""
+    """Which of these passage ids are stored, whole or as the chunks a long passage was split into."""
     stored = memory.store.existing_passages(ids)
     missing = [i for i in ids if i not in stored]
-    first_chunks = memory.store.existing_passages([f"{i}#0" for i in missing])
-    return stored | {c.removesuffix("#0") for c in first_chunks}
+    return stored | set(memory.store.passages_by_parent(missing))
 
 
 def _graph_reach(memory: HippoRAG, result: RetrievalResult, gold_ids: Sequence[str]) -> dict[str, bool]:
