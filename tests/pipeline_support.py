@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
 from fakes import FixedQueryNER, HashEmbedder, TableExtractor
 
 from hipporag_neo4j.api import HippoRAG
+from hipporag_neo4j.embedding import Embedder
+from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
 from hipporag_neo4j.settings import load_settings
 
 
@@ -41,3 +44,19 @@ def dump_embedded(path: Path) -> dict[str, list[tuple[object, ...]]]:
         return tables
     finally:
         conn.close()
+
+
+def data_set_memory(store_dir: Path, embedder: Embedder) -> HippoRAG:
+    """HippoRAG as the data-set regression tests run it: default settings with the store in ``store_dir``,
+    whatever HIPPORAG_* variables the machine has (module-scoped fixtures run before conftest's per-test
+    isolation), the given embedder and spaCy query NER."""
+    saved = {
+        k: os.environ.pop(k)
+        for k in list(os.environ)
+        if k.startswith("HIPPORAG_") and not k.startswith("HIPPORAG_TEST_")
+    }
+    try:
+        settings = load_settings({"store": {"path": str(store_dir)}}, env_file=None)
+    finally:
+        os.environ.update(saved)
+    return HippoRAG(settings, embedder=embedder, query_ner=SpacyQueryNER(settings.extraction.spacy_model))

@@ -7,19 +7,16 @@ the table.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pipeline_support import data_set_memory
 
-from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
 from hipporag_neo4j.evaluation.report import format_comparisons, format_table
 from hipporag_neo4j.evaluation.runner import EvalReport, index_corpus, run_evaluation
-from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
-from hipporag_neo4j.settings import load_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
@@ -39,14 +36,7 @@ FLOORS = {"dense": {"R@2": 56.0, "R@5": 73.0}, "hipporag2": {"R@2": 58.0, "R@5":
 def hotpotqa_report(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[EvalReport]:
     if not (CORPUS_FILE.is_file() and QUESTIONS_FILE.is_file()):
         pytest.skip(f"HotpotQA data not found at {HOTPOTQA} (shared/ is not beside the checkout)")
-    with pytest.MonkeyPatch.context() as patch:  # module scope: conftest's per-test isolation is not on yet
-        for name in list(os.environ):
-            if name.startswith("HIPPORAG_") and not name.startswith("HIPPORAG_TEST_"):
-                patch.delenv(name)
-        settings = load_settings(
-            {"store": {"path": str(tmp_path_factory.mktemp("hotpotqa") / "store")}}, env_file=None
-        )
-    memory = HippoRAG(settings, embedder=minilm, query_ner=SpacyQueryNER(settings.extraction.spacy_model))
+    memory = data_set_memory(tmp_path_factory.mktemp("hotpotqa") / "store", minilm)
     try:
         corpus = load_corpus(CORPUS_FILE)
         indexed = index_corpus(memory, corpus, None)

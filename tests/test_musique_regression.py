@@ -8,19 +8,16 @@ Indexing embeds ~38k texts: several minutes on 2 cores.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pipeline_support import data_set_memory
 
-from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
 from hipporag_neo4j.evaluation.report import format_comparisons, format_table
 from hipporag_neo4j.evaluation.runner import EvalReport, index_corpus, run_evaluation
-from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
-from hipporag_neo4j.settings import load_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
@@ -46,14 +43,7 @@ R5_FLOOR = {"dense": 61.0, "hipporag2": 71.5, "hipporag": 66.0, "ensemble": 66.5
 def musique_report(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[EvalReport]:
     if not all(p.is_file() for p in (CORPUS_FILE, QUESTIONS_FILE, OPENIE_FILE)):
         pytest.skip(f"MuSiQue data not found at {MUSIQUE} (shared/ is not beside the checkout)")
-    with pytest.MonkeyPatch.context() as patch:  # module scope: conftest's per-test isolation is not on yet
-        for name in list(os.environ):
-            if name.startswith("HIPPORAG_") and not name.startswith("HIPPORAG_TEST_"):
-                patch.delenv(name)
-        settings = load_settings(
-            {"store": {"path": str(tmp_path_factory.mktemp("musique") / "store")}}, env_file=None
-        )
-    memory = HippoRAG(settings, embedder=minilm, query_ner=SpacyQueryNER(settings.extraction.spacy_model))
+    memory = data_set_memory(tmp_path_factory.mktemp("musique") / "store", minilm)
     try:
         corpus = load_corpus(CORPUS_FILE)
         indexed = index_corpus(memory, corpus, OPENIE_FILE)
