@@ -234,3 +234,26 @@ def test_a_lone_writer_keeps_its_phrase_vectors_loaded_across_batches(
     options = IndexingOptions(batch_size=BATCH, synonym_top_k=1000)
     Indexer(mem.store, mem.embedder, mem.extractor, options).index([PassageInput(text=t) for t in corpus()])
     assert len(loads) == 1  # its own commits are applied in memory, not reloaded per batch (10 batches)
+
+
+def _open_new_store(path: str, barrier: Any) -> None:
+    barrier.wait()
+    store = EmbeddedStore(path)
+    store.reembed_state()  # connects: WAL switch and schema
+
+
+def test_processes_opening_one_new_store_at_once_all_succeed(tmp_path: Path) -> None:
+    """SQLite skips the busy handler when a new file switches to WAL: the loser of that race must wait
+    (CI once failed here: two writers started together, one got "database is locked")."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    for round_ in range(8):
+        barrier = context.Barrier(4)
+        path = str(tmp_path / f"store{round_}")
+        procs = [context.Process(target=_open_new_store, args=(path, barrier)) for _ in range(4)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(timeout=60)
+        assert [p.exitcode for p in procs] == [0, 0, 0, 0], f"round {round_}"

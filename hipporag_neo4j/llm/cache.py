@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hipporag_neo4j.errors import ConfigError
+from hipporag_neo4j.sqlite_wal import set_wal
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class ResponseCache:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 connection = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
                 try:
-                    connection.execute("PRAGMA journal_mode=WAL")
+                    set_wal(connection)
                     connection.execute(_SCHEMA)
                     connection.commit()
                 except sqlite3.Error:

@@ -23,6 +23,7 @@ import numpy as np
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.ppr import forward_push
+from hipporag_neo4j.sqlite_wal import set_wal
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
     DeleteReport,
@@ -86,10 +87,14 @@ class EmbeddedStore:
         if self._conn is None:
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path / DB_FILE, check_same_thread=False, isolation_level=None)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
+                # The busy timeout comes first: switching a new file to WAL and creating the schema take
+                # the write lock, and two processes opening one new store at once must wait, not fail.
+                conn = sqlite3.connect(
+                    self.path / DB_FILE, check_same_thread=False, isolation_level=None, timeout=30.0
+                )
                 conn.execute("PRAGMA busy_timeout=30000")
+                set_wal(conn)
+                conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA foreign_keys=ON")
                 conn.executescript(SCHEMA)
             except (sqlite3.DatabaseError, OSError, ValueError) as exc:
