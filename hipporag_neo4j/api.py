@@ -22,6 +22,7 @@ from hipporag_neo4j.inputs import passage_from_record, read_passages
 from hipporag_neo4j.models import (
     Answer,
     IndexReport,
+    LinkedPhrase,
     PassageFailure,
     PassageInfo,
     PassageInput,
@@ -32,14 +33,20 @@ from hipporag_neo4j.models import (
 )
 from hipporag_neo4j.passage_ids import resolve
 from hipporag_neo4j.retrieval.clues import KnowledgeMemory
-from hipporag_neo4j.retrieval.retriever import Retriever
+from hipporag_neo4j.retrieval.retriever import Retriever, check_graph_mode
 from hipporag_neo4j.settings import Settings, load_settings
-from hipporag_neo4j.stores.base import DeleteReport, EmbeddedKind, GraphStore, ReembedState, StoreMeta
+from hipporag_neo4j.stores.base import (
+    DeleteReport,
+    EmbeddedKind,
+    GraphJoin,
+    GraphStore,
+    ReembedState,
+    StoreMeta,
+)
 from hipporag_neo4j.synonyms import finish_pending_synonyms
 
 if TYPE_CHECKING:
     from hipporag_neo4j.linking.linker import LinkReport
-    from hipporag_neo4j.linking.seeded import NodeRetrieval
 
 PassageLike = str | PassageInput | Mapping[str, Any]
 
@@ -225,26 +232,83 @@ class HippoRAG:
 
     def retrieve(
         self,
-        query: str,
+        query: str = "",
         *,
         mode: RetrievalMode | None = None,
         top_k: int | None = None,
         strategy: RetrievalStrategy | None = None,
+        seed_nodes: Sequence[str] = (),
+        joined: bool | None = None,
+        via: Sequence[str] | None = None,
     ) -> RetrievalResult:
         """Passages for ``query`` with ``mode`` (default: settings, ``hipporag2``); ``strategy`` ``ircot``
-        or ``clues`` wraps the mode in an LLM loop (ConfigError without an LLM)."""
-        if not query or not query.strip():
+        or ``clues`` wraps the mode in an LLM loop (ConfigError without an LLM).
+
+        Your own graph (after :meth:`link`; hipporag and hipporag2 modes): ``seed_nodes`` (elementIds on
+        Neo4j, imported ids on the embedded store) seed PPR through the phrases linked to them, and the
+        query may then be empty; ``joined`` runs PPR over the knowledge graph joined with your graph,
+        through the relationship types ``via`` (default: settings ``joined_graph`` and
+        ``joined_rel_types``; giving ``via`` implies ``joined``). Such results list the nodes linked to
+        each passage (``linked_entities``)."""
+        query = (query or "").strip()
+        r = self.settings.retrieval
+        join = self._join(joined, via)
+        if not query and not seed_nodes:
             raise InputError("empty query")
-        query = query.strip()
+        if join is None and not seed_nodes:
+            return self._retrieve(query, mode, top_k, strategy)
+        check_graph_mode(mode or r.mode)
+        from hipporag_neo4j.linking.graphs import open_enterprise_graph
+        from hipporag_neo4j.linking.seeded import add_linked_entities, seed_links
+
+        with open_enterprise_graph(self) as graph:
+            links, unlinked = seed_links(graph, seed_nodes, r.use_specificity)
+            note = f"no phrase is linked to seed node(s) {', '.join(unlinked)}" if unlinked else None
+            if not query and not links:
+                result = RetrievalResult(query=query, mode=mode or r.mode, passages=[], note=note)
+                result.joined = None if join is None else list(join.rel_types)
+                return result
+            result = self._retrieve(query, mode, top_k, strategy, join, links)
+            if note:
+                result.note = f"{result.note}; {note}" if result.note else note
+            add_linked_entities(result, graph)
+        return result
+
+    def _join(self, joined: bool | None, via: Sequence[str] | None) -> GraphJoin | None:
+        from hipporag_neo4j.linking.model import check_identifier
+
+        r = self.settings.retrieval
+        if via is not None:
+            joined = True if joined is None else joined
+        if not (r.joined_graph if joined is None else joined):
+            return None
+        types = r.joined_rel_types if via is None else list(via)
+        return GraphJoin(tuple(dict.fromkeys(check_identifier(t, "relationship type") for t in types)))
+
+    def _retrieve(
+        self,
+        query: str,
+        mode: RetrievalMode | None,
+        top_k: int | None,
+        strategy: RetrievalStrategy | None,
+        join: GraphJoin | None = None,
+        node_links: Sequence[LinkedPhrase] = (),
+    ) -> RetrievalResult:
         r = self.settings.retrieval
         strategy = strategy or r.strategy
         top_k = top_k or r.top_k
         if strategy == "single":
-            return self.retriever.retrieve(query, mode, top_k)
+            if join is None and not node_links:
+                return self.retriever.retrieve(query, mode, top_k)
+            return self.retriever.retrieve(query, mode, top_k, join=join, node_links=node_links)
+        if not query:
+            raise InputError(f"the {strategy} strategy needs a question, not seed nodes alone")
         llm, retriever = self.llm, self.retriever
 
         def one(text: str) -> RetrievalResult:
-            return retriever.retrieve(text, mode, top_k)
+            if join is None and not node_links:
+                return retriever.retrieve(text, mode, top_k)
+            return retriever.retrieve(text, mode, top_k, join=join, node_links=node_links)
 
         if strategy == "ircot":
             from hipporag_neo4j.retrieval.ircot import retrieve_ircot
@@ -298,14 +362,10 @@ class HippoRAG:
 
     def about(
         self, node_ids: Sequence[str], *, via: Sequence[str] = (), top_k: int | None = None
-    ) -> NodeRetrieval:
-        """Passages about nodes of your graph: PPR from the phrases linked to them (and, with ``via``
-        relationship types, at half weight from those linked to nodes one such relationship away)."""
-        from hipporag_neo4j.linking.graphs import open_enterprise_graph
-        from hipporag_neo4j.linking.seeded import retrieve_from_nodes
-
-        with open_enterprise_graph(self) as graph:
-            return retrieve_from_nodes(self, graph, node_ids, rel_types=via, top_k=top_k)
+    ) -> RetrievalResult:
+        """Passages about nodes of your graph: :meth:`retrieve` with no question from ``seed_nodes``, over
+        the joined graph through the relationship types ``via`` when given."""
+        return self.retrieve(seed_nodes=node_ids, via=list(via) if via else None, top_k=top_k)
 
     def delete(self, passage_ids: Sequence[str]) -> DeleteReport:
         """Remove passages and everything only they supported (phrases, facts, synonym edges).

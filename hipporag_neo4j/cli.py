@@ -16,11 +16,11 @@ import click
 
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.aura_cli import aura_cmd
-from hipporag_neo4j.cli_support import EXIT_ERROR, EXIT_PARTIAL, Context, emit, exit_on_error
+from hipporag_neo4j.cli_support import EXIT_ERROR, EXIT_PARTIAL, Context, emit, exit_on_error, print_retrieval
 from hipporag_neo4j.evaluation.cli import eval_cmd
 from hipporag_neo4j.linking.cli import about_cmd, link_cmd, unlink_cmd
 from hipporag_neo4j.mcp_server.cli import mcp_cmd
-from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult, RetrievalStrategy
+from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalStrategy
 from hipporag_neo4j.server.cli import serve_cmd
 
 T = TypeVar("T")
@@ -174,48 +174,34 @@ def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extrac
         sys.exit(EXIT_PARTIAL)
 
 
-def _print_retrieval(result: RetrievalResult, explain: bool) -> None:
-    if result.mode == "hipporag2":
-        kept = [f for f in result.facts if f.kept]
-        facts = "; ".join(f"({f.subject} | {f.predicate} | {f.object}) {f.similarity:.2f}" for f in kept)
-        click.echo(f"facts: {facts or 'none kept (ranked by dense retrieval)'}")
-        if result.seeds:
-            click.echo("seeds: " + ", ".join(f"{x.phrase} ({x.weight:.3g})" for x in result.seeds))
-    elif result.linked:
-        links = ", ".join(f"{x.query_entity!r}→{x.phrase!r} ({x.similarity:.2f})" for x in result.linked)
-        click.echo(f"linked: {links}")
-    elif result.mode != "dense":
-        click.echo("linked: nothing (fell back to dense retrieval)")
-    for label, lines in (("clues", result.clues), ("thoughts", result.thoughts)):
-        if lines:
-            click.echo(f"{label}: " + " | ".join(lines))
-    if result.note:
-        click.echo(f"note: {result.note}")
-    for item in result.passages:
-        title = f"{item.passage.title}: " if item.passage.title else ""
-        text = item.passage.text if len(item.passage.text) < 300 else item.passage.text[:297] + "..."
-        click.secho(f"{item.rank}. [{item.score:.4f}] {item.passage.id}", bold=True)
-        click.echo(f"   {title}{text}")
-        if explain and item.explanation.top_phrases:
-            phrases = ", ".join(f"{p.phrase} ({p.score:.3g})" for p in item.explanation.top_phrases)
-            click.echo(f"   via: {phrases}")
-        if explain and item.explanation.clues:
-            click.echo(
-                "   found by clues: " + ", ".join(f"{c.clue!r} #{c.rank}" for c in item.explanation.clues)
-            )
-
-
 _STRATEGY_HELP = (
     "single retrieval, or an LLM loop around the mode: ircot or clues (default: retrieval.strategy)."
 )
 
 
 @main.command("query")
-@click.argument("question")
+@click.argument("question", default="")
 @click.option("--mode", type=click.Choice(MODES), help="Retrieval mode (default: retrieval.mode).")
 @click.option("--strategy", type=click.Choice(STRATEGIES), help=_STRATEGY_HELP)
 @click.option("--top-k", type=click.IntRange(1, 1000), help="Passages to return.")
 @click.option("--explain/--no-explain", default=True, help="Show the phrases behind each passage.")
+@click.option(
+    "--seed-node",
+    "seed_nodes",
+    multiple=True,
+    help="A node of your linked graph to start from (repeatable; QUESTION may then be empty).",
+)
+@click.option(
+    "--joined/--no-joined",
+    default=None,
+    help="PPR over the graph joined with your linked graph (default: retrieval.joined_graph).",
+)
+@click.option(
+    "--via",
+    "rel_types",
+    multiple=True,
+    help="A relationship type of your graph the joined walk follows (repeatable; implies --joined).",
+)
 @click.pass_obj
 def query_cmd(
     ctx: Context,
@@ -224,12 +210,24 @@ def query_cmd(
     strategy: RetrievalStrategy | None,
     top_k: int | None,
     explain: bool,
+    seed_nodes: tuple[str, ...],
+    joined: bool | None,
+    rel_types: tuple[str, ...],
 ) -> None:
     """Retrieve the passages that answer QUESTION, with the graph path behind each."""
     result = _with_memory(
-        ctx, lambda memory: memory.retrieve(question, mode=mode, top_k=top_k, strategy=strategy)
+        ctx,
+        lambda memory: memory.retrieve(
+            question,
+            mode=mode,
+            top_k=top_k,
+            strategy=strategy,
+            seed_nodes=seed_nodes,
+            joined=joined,
+            via=list(rel_types) if rel_types else None,
+        ),
     )
-    emit(ctx, result.model_dump(mode="json"), lambda: _print_retrieval(result, explain))
+    emit(ctx, result.model_dump(mode="json"), lambda: print_retrieval(result, explain))
 
 
 @main.command("answer")

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from hipporag_neo4j.errors import HippoRAGError
+from hipporag_neo4j.models import RetrievalResult
 from hipporag_neo4j.settings import Settings, load_settings
 
 EXIT_ERROR, EXIT_PARTIAL = 1, 3
@@ -52,3 +53,43 @@ def exit_on_error() -> Iterator[None]:
     except HippoRAGError as exc:
         click.secho(f"error: {exc}", fg="red", err=True)
         sys.exit(EXIT_ERROR)
+
+
+def print_retrieval(result: RetrievalResult, explain: bool) -> None:
+    """A query result for people (``query``, ``about``)."""
+    if result.mode == "hipporag2":
+        kept = [f for f in result.facts if f.kept]
+        facts = "; ".join(f"({f.subject} | {f.predicate} | {f.object}) {f.similarity:.2f}" for f in kept)
+        click.echo(f"facts: {facts or 'none kept (ranked by dense retrieval)'}")
+        if result.seeds:
+            click.echo("seeds: " + ", ".join(f"{x.phrase} ({x.weight:.3g})" for x in result.seeds))
+    elif result.linked:
+        links = ", ".join(f"{x.query_entity!r}→{x.phrase!r} ({x.similarity:.2f})" for x in result.linked)
+        click.echo(f"linked: {links}")
+    elif result.mode != "dense" and not result.seed_links:
+        click.echo("linked: nothing (fell back to dense retrieval)")
+    if result.seed_links:
+        links = ", ".join(f"{x.query_entity}→{x.phrase!r} ({x.similarity:.2f})" for x in result.seed_links)
+        click.echo(f"seed nodes: {links}")
+    if result.joined is not None:
+        click.echo("joined graph, through: " + (", ".join(result.joined) or "SAME_AS links only"))
+    for label, lines in (("clues", result.clues), ("thoughts", result.thoughts)):
+        if lines:
+            click.echo(f"{label}: " + " | ".join(lines))
+    if result.note:
+        click.echo(f"note: {result.note}")
+    for item in result.passages:
+        title = f"{item.passage.title}: " if item.passage.title else ""
+        text = item.passage.text if len(item.passage.text) < 300 else item.passage.text[:297] + "..."
+        click.secho(f"{item.rank}. [{item.score:.4f}] {item.passage.id}", bold=True)
+        click.echo(f"   {title}{text}")
+        if explain and item.explanation.top_phrases:
+            phrases = ", ".join(f"{p.phrase} ({p.score:.3g})" for p in item.explanation.top_phrases)
+            click.echo(f"   via: {phrases}")
+        if item.linked_entities:
+            nodes = ", ".join(f"{n.name or n.node_id} ({n.via_phrase})" for n in item.linked_entities)
+            click.echo(f"   linked: {nodes}")
+        if explain and item.explanation.clues:
+            click.echo(
+                "   found by clues: " + ", ".join(f"{c.clue!r} #{c.rank}" for c in item.explanation.clues)
+            )

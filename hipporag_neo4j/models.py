@@ -183,11 +183,27 @@ class Explanation(_Model):
     note: str | None = None
 
 
+class LinkedEntity(_Model):
+    """A node of your own graph linked (SAME_AS, by ``hipporag-neo4j link``) to a phrase the passage
+    mentions."""
+
+    node_id: str = Field(description="elementId on Neo4j; the imported id on the embedded store.")
+    labels: list[str]
+    name: str | None = Field(None, description="The node's `name` property, when it has one.")
+    via_phrase: str = Field(description="The phrase of the passage linked to the node.")
+    score: float = Field(description="The link's score (1 for an exact name match).")
+    method: str = Field(description="How the link was made: exact or embedding.")
+
+
 class RetrievedPassage(_Model):
     rank: int
     passage: Passage
     score: float
     explanation: Explanation
+    linked_entities: list[LinkedEntity] = Field(
+        default_factory=list,
+        description="With seed nodes or the joined graph: your nodes linked to the phrases it mentions.",
+    )
 
 
 class RetrievalResult(_Model):
@@ -202,6 +218,14 @@ class RetrievalResult(_Model):
     seeds: list[PhraseSeed] = Field(default_factory=list, description="hipporag2: phrases seeded.")
     clues: list[str] = Field(default_factory=list, description="Clue retrieval: the clues the LLM drafted.")
     thoughts: list[str] = Field(default_factory=list, description="IRCoT: the reasoning sentences, in order.")
+    seed_links: list[LinkedPhrase] = Field(
+        default_factory=list,
+        description="Seed nodes: the phrases linked to them (query_entity = node id, similarity = link "
+        "score), seeded like the query's entities.",
+    )
+    joined: list[str] | None = Field(
+        None, description="PPR ran over the joined graph with these relationship types of yours."
+    )
     note: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
 

@@ -30,6 +30,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from hipporag_neo4j.errors import ConfigError
+from hipporag_neo4j.linking.model import SAFE_IDENTIFIER
 from hipporag_neo4j.llm.structured import StructuredOutput
 
 SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
@@ -312,6 +313,25 @@ class RetrievalSettings(_Group):
     recognition_filter: bool = Field(
         True, description="hipporag2: with an LLM configured, let it keep only the relevant facts."
     )
+    # --- your own graph (hipporag-neo4j link) ---------------------------------------------------------
+    joined_graph: bool = Field(
+        False,
+        description="hipporag and hipporag2: PPR over the knowledge graph joined with your linked graph "
+        "(the nodes phrases are SAME_AS, and the relationship types in joined_rel_types).",
+    )
+    joined_rel_types: list[str] = Field(
+        default_factory=list,
+        description="Relationship types of your graph the joined walk follows, as a JSON list in the "
+        'environment: ["SUBSIDIARY_OF"].',
+    )
+
+    @field_validator("joined_rel_types")
+    @classmethod
+    def _plain_types(cls, value: list[str]) -> list[str]:
+        bad = [t for t in value if not SAFE_IDENTIFIER.match(t)]
+        if bad:
+            raise ValueError(f"not plain identifiers: {bad}")
+        return list(dict.fromkeys(value))
 
 
 class ServerSettings(_Group):

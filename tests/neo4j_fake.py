@@ -286,6 +286,8 @@ class FakeGraph:
         self.relations: dict[tuple[int, int], float] = {}
         self.synonyms: dict[tuple[int, int], float] = {}
         self.versions: dict[str, int] = {}
+        self.same_as: dict[tuple[int, int], float] = {}  # (phrase, your node) -> link score
+        self.owned: list[tuple[int, str, int]] = []  # your relationships: (start, type, end)
         self._next_iid = 100
 
     # building
@@ -315,6 +317,31 @@ class FakeGraph:
             object_id=object_id,
             embedding=embedding,
         )
+
+    def own_node(self, label: str, name: str) -> int:
+        """A node of the user's graph: no namespace (never ranked), addressed by elementId."""
+        iid = self._next_iid
+        self._next_iid += 1
+        self.nodes[iid] = FakeNode(iid, label, "", {"name": name})
+        return iid
+
+    def link(self, namespace: str, phrase_id: str, node: int, score: float) -> None:
+        p = self.iid("Phrase", namespace, phrase_id)
+        assert p is not None
+        self.same_as[(p, node)] = score
+
+    def element_id(self, iid: int) -> str:
+        return f"4:fake:{iid}"
+
+    def joined_extra(self, namespace: str, types: list[str]) -> list[tuple[int, int, float]]:
+        """The joined projection's extra edges: SAME_AS of the namespace's phrases (score), then the
+        relationships of ``types`` with an end linked (weight 1), each once."""
+        links = [(p, n, w) for (p, n), w in self.same_as.items() if self.nodes[p].namespace == namespace]
+        linked = {n for _, n, _ in links}
+        owned = [
+            (a, b, 1.0) for a, t, b in self.owned if t in types and (a in linked or b in linked) and a != b
+        ]
+        return links + owned
 
     def iid(self, label: str, namespace: str, node_id: str) -> int | None:
         return self.keys.get((label, namespace, node_id))
@@ -433,6 +460,29 @@ class FakeServer:
             edges.setdefault(s, []).append({"target": self.graph.nodes[t].props["id"], "weight": w})
         return [{"id": n.props["id"], "edges": edges.get(n.iid, [])} for n in self.graph.of("Phrase", ns)]
 
+    def q_local_joined_edges(self, p: dict[str, Any]) -> Records:
+        rows = []
+        for s, t, w in self.graph.joined_extra(p["namespace"], p["types"]):
+            if self.graph.nodes[s].label == "Phrase" and self.graph.nodes[s].namespace == p["namespace"]:
+                rows.append(
+                    {
+                        "phrase_id": self.graph.nodes[s].props["id"],
+                        "source": self.graph.element_id(t),
+                        "target": None,
+                        "score": w,
+                    }
+                )
+            else:
+                rows.append(
+                    {
+                        "phrase_id": None,
+                        "source": self.graph.element_id(s),
+                        "target": self.graph.element_id(t),
+                        "score": 1.0,
+                    }
+                )
+        return rows
+
     def q_local_passage_graph(self, p: dict[str, Any]) -> Records:
         ns = p["namespace"]
         return [
@@ -488,7 +538,7 @@ class FakeServer:
         projection = self.catalog.get(p["graph_name"])
         return [] if projection is None else [self._info(projection)]
 
-    def _project(self, p: dict[str, Any], with_passages: bool) -> Records:
+    def _project(self, p: dict[str, Any], with_passages: bool, joined: bool = False) -> Records:
         name, ns = p["graph_name"], p["namespace"]
         if name in self.catalog:
             raise ClientError(f"Graph {name} already exists")
@@ -496,8 +546,11 @@ class FakeServer:
         if not nodes:  # the aggregation saw no row: gds.graph.project returns null
             return [{"graph_name": None, "node_count": None, "relationship_count": None}]
         iids = [n.iid for n in nodes]
+        extra = self.graph.joined_extra(ns, p["types"]) if joined else []
+        for s, t, _ in extra:  # your nodes join the projection as the aggregation meets them
+            iids += [x for x in (s, t) if x not in iids]
         index = {iid: i for i, iid in enumerate(iids)}
-        edges = self.graph.phrase_edges(ns)
+        edges = self.graph.phrase_edges(ns) + extra
         if with_passages:
             edges += [(d, q, 1.0) for (d, q) in self.graph.mentions if d in index and q in index]
         relationships = []
@@ -511,6 +564,12 @@ class FakeServer:
 
     def q_gds_project_passage_graph(self, p: dict[str, Any]) -> Records:
         return self._project(p, with_passages=True)
+
+    def q_gds_project_phrase_graph_joined(self, p: dict[str, Any]) -> Records:
+        return self._project(p, with_passages=False, joined=True)
+
+    def q_gds_project_passage_graph_joined(self, p: dict[str, Any]) -> Records:
+        return self._project(p, with_passages=True, joined=True)
 
     def q_gds_drop_stale_graphs(self, p: dict[str, Any]) -> Records:
         """Which projections the shipped statement drops, read from its WHERE clause: versions lower

@@ -21,7 +21,7 @@ from hipporag_neo4j.linking.embedded import DB_FILE, EmbeddedEnterpriseGraph
 from hipporag_neo4j.linking.graph_file import load_entity_graph
 from hipporag_neo4j.linking.linker import LinkReport, link_nodes, unlink_nodes
 from hipporag_neo4j.linking.model import EnterpriseGraph
-from hipporag_neo4j.linking.seeded import linked_nodes_of, retrieve_from_nodes
+from hipporag_neo4j.models import RetrievalMode, RetrievalResult
 
 pytestmark = pytest.mark.integration  # stores with data (hash embedder, table extraction)
 
@@ -40,7 +40,7 @@ ENTITIES = [
 ]
 
 
-QUESTION = "Where did Acme Robotics open a plant?"
+PARENT_QUESTION = "What did Globex Holdings report?"
 
 
 @dataclass
@@ -188,39 +188,100 @@ def test_link_by_exact_name_then_embedding_idempotent_and_read_only(setup: Linke
     assert setup.snapshot() == before  # the user's nodes and relationships are only read
 
 
-def test_seeding_from_a_node_and_through_its_relationships(setup: Linked) -> None:
+def _ids(result: RetrievalResult) -> list[str]:
+    return [item.passage.id for item in result.passages]
+
+
+def _score(result: RetrievalResult, passage_id: str) -> float:
+    return next((item.score for item in result.passages if item.passage.id == passage_id), 0.0)
+
+
+@pytest.mark.parametrize("mode", ["hipporag", "hipporag2"])
+def test_seed_nodes_and_the_joined_graph(setup: Linked, mode: RetrievalMode) -> None:
     setup.link("Customer")
     setup.link("Company")
-    memory, graph = setup.memory, setup.graph
+    memory = setup.memory
     c1, p1 = setup.node("c1"), setup.node("p1")
 
-    about_acme = retrieve_from_nodes(memory, graph, [c1], top_k=3)
-    assert about_acme.passages[0].passage_id == "acme"
-    assert [(n.node_id, n.via_phrase) for n in about_acme.passages[0].linked_nodes] == [(c1, "acme robotics")]
+    about_acme = memory.retrieve(seed_nodes=[c1], mode=mode, top_k=3)
+    assert _ids(about_acme)[0] == "acme"
+    assert [(x.query_entity, x.phrase) for x in about_acme.seed_links] == [(c1, "acme robotics")]
+    acme = about_acme.passages[0].linked_entities
+    assert [(n.node_id, n.via_phrase, n.name, n.method) for n in acme] == [
+        (c1, "acme robotics", "Acme Robotics", "exact")
+    ]
 
-    parent_only = retrieve_from_nodes(memory, graph, [p1], top_k=3)
-    assert [p.passage_id for p in parent_only.passages] == ["globex"]
-    with_subsidiaries = retrieve_from_nodes(memory, graph, [p1], rel_types=["SUBSIDIARY_OF"], top_k=3)
-    ids = [p.passage_id for p in with_subsidiaries.passages]
-    assert ids[0] == "globex" and "acme" in ids  # the enterprise relationship brought the subsidiary in
-    hop = next(s for s in with_subsidiaries.seeds if s.hop == 1)
-    assert hop.from_node == c1 and hop.weight == 0.5
+    parent = memory.retrieve(seed_nodes=[p1], mode=mode, top_k=3)
+    assert _ids(parent) == ["globex"] and parent.joined is None
+    same_as_only = memory.retrieve(seed_nodes=[p1], mode=mode, top_k=3, joined=True)
+    assert _ids(same_as_only) == ["globex"] and same_as_only.joined == []
+    via = memory.retrieve(seed_nodes=[p1], mode=mode, top_k=3, via=["SUBSIDIARY_OF"])
+    assert via.joined == ["SUBSIDIARY_OF"]
+    # the walk went globex holdings -SAME_AS- p1 -SUBSIDIARY_OF- c1 -SAME_AS- acme robotics -> acme
+    assert _ids(via)[0] == "globex" and "acme" in _ids(via) and "initech" not in _ids(via)
+    about = memory.about([p1], via=["SUBSIDIARY_OF"], top_k=3)  # a thin wrapper, in the default mode
+    default = memory.retrieve(seed_nodes=[p1], via=["SUBSIDIARY_OF"], top_k=3)
+    assert about.model_dump(exclude={"timings"}) == default.model_dump(exclude={"timings"})
 
-    unlinked = retrieve_from_nodes(memory, graph, [setup.node("c3")])
-    assert unlinked.passages == [] and unlinked.note == "no phrase is linked to these nodes"
+    unlinked = memory.retrieve(seed_nodes=[setup.node("c3")], mode=mode)
+    assert (
+        unlinked.passages == [] and unlinked.note == f"no phrase is linked to seed node(s) {setup.node('c3')}"
+    )
 
 
-def test_query_results_list_the_linked_nodes(setup: Linked) -> None:
+@pytest.mark.parametrize("mode", ["hipporag", "hipporag2"])
+def test_a_question_over_the_joined_graph(setup: Linked, mode: RetrievalMode) -> None:
     setup.link("Customer")
-    asking = setup.asking({QUESTION: ["acme robotics"]})
+    setup.link("Company")
+    asking = setup.asking({PARENT_QUESTION: ["globex holdings"]})
     try:
-        result = asking.retrieve(QUESTION, top_k=1)
+        plain = asking.retrieve(PARENT_QUESTION, mode=mode, top_k=3)
+        joined = asking.retrieve(PARENT_QUESTION, mode=mode, top_k=3, via=["SUBSIDIARY_OF"])
+        seeded = asking.retrieve(PARENT_QUESTION, mode=mode, top_k=3, seed_nodes=[setup.node("c1")])
     finally:
         asking.close()
-    nodes = linked_nodes_of(result, setup.graph)
-    assert [n.node_id for n in nodes["acme"]] == [setup.node("c1")] and nodes["acme"][
-        0
-    ].name == "Acme Robotics"
+    assert _ids(plain)[0] == _ids(joined)[0] == "globex"
+    assert all(item.linked_entities == [] for item in plain.passages)  # not asked for: not computed
+    assert _score(joined, "acme") > _score(plain, "acme")  # the subsidiary came up through your graph
+    assert _score(joined, "initech") <= _score(plain, "initech")
+    globex = joined.passages[0].linked_entities
+    assert [(n.node_id, n.labels) for n in globex] == [(setup.node("p1"), [setup.label("Company")])]
+    assert _score(seeded, "acme") > _score(plain, "acme") and seeded.linked == plain.linked
+
+
+def test_joined_walk_follows_link_and_unlink(setup: Linked) -> None:
+    """Joined graphs are cached; a link or unlink is seen by the next query."""
+    memory, p1 = setup.memory, setup.node("p1")
+    setup.link("Company")
+    before = memory.retrieve(seed_nodes=[p1], via=["SUBSIDIARY_OF"], top_k=3)
+    assert _ids(before) == ["globex"]  # Acme is not linked yet
+    setup.link("Customer")
+    assert "acme" in _ids(memory.retrieve(seed_nodes=[p1], via=["SUBSIDIARY_OF"], top_k=3))
+    unlink_nodes(setup.graph, setup.label("Customer"))
+    assert _ids(memory.retrieve(seed_nodes=[p1], via=["SUBSIDIARY_OF"], top_k=3)) == ["globex"]
+
+
+def test_joined_graph_without_links_changes_nothing(setup: Linked) -> None:
+    asking = setup.asking({PARENT_QUESTION: ["globex holdings"]})
+    try:
+        for mode in ("hipporag", "hipporag2"):
+            plain = asking.retrieve(PARENT_QUESTION, mode=mode)
+            joined = asking.retrieve(PARENT_QUESTION, mode=mode, via=["SUBSIDIARY_OF"])
+            assert [(i.passage.id, round(i.score, 9)) for i in joined.passages] == [
+                (i.passage.id, round(i.score, 9)) for i in plain.passages
+            ]
+    finally:
+        asking.close()
+
+
+def test_seed_nodes_and_joins_are_checked(setup: Linked) -> None:
+    memory = setup.memory
+    with pytest.raises(InputError, match="need a graph mode"):
+        memory.retrieve("anything", mode="dense", seed_nodes=[setup.node("c1")])
+    with pytest.raises(InputError, match="empty query"):
+        memory.retrieve("  ")
+    with pytest.raises(InputError, match="relationship type"):
+        memory.retrieve(seed_nodes=[setup.node("p1")], via=["SUBSIDIARY OF"])
 
 
 def test_unlink_removes_links_only(setup: Linked) -> None:
@@ -242,8 +303,6 @@ def test_identifiers_are_validated(setup: Linked) -> None:
         link_nodes(memory.store, memory.embedder, graph, "Customer", "name; DROP")
     with pytest.raises(InputError, match="own labels"):
         link_nodes(memory.store, memory.embedder, graph, "Phrase", "name")
-    with pytest.raises(InputError, match="relationship type"):
-        retrieve_from_nodes(memory, graph, [setup.node("p1")], rel_types=["SUBSIDIARY OF"])
 
 
 def test_entity_graph_file_errors_name_the_line(tmp_path: Path) -> None:
@@ -289,10 +348,21 @@ def test_link_about_unlink_from_the_cli(tmp_path: Path) -> None:
     linked = run("link", "--label", "Customer", "--graph", str(graph_file))
     assert linked["imported"]["nodes"] == 5 and linked["exact"] >= 1  # "Acme Robotics" is a phrase by name
     assert run("link", "--label", "Company")["exact"] == 1
-    alone = [p["passage_id"] for p in run("about", "p1")["passages"]]
-    via = [p["passage_id"] for p in run("about", "p1", "--via", "SUBSIDIARY_OF")["passages"]]
+
+    def ids(out: dict[str, Any]) -> list[str]:
+        return [p["passage"]["id"] for p in out["passages"]]
+
+    alone = ids(run("about", "p1"))
+    via = run("about", "p1", "--via", "SUBSIDIARY_OF")
     assert alone[:1] == ["globex"] and "acme" not in alone
-    assert "acme" in via  # the company's own relationship (Acme SUBSIDIARY_OF Globex) changed the result
+    assert "acme" in ids(via)  # the company's own relationship (Acme SUBSIDIARY_OF Globex) changed the result
+    query = run("query", "--seed-node", "p1", "--via", "SUBSIDIARY_OF", "--mode", "hipporag")
+    assert "acme" in ids(query) and query["joined"] == ["SUBSIDIARY_OF"]
+    acme = next(p for p in query["passages"] if p["passage"]["id"] == "acme")
+    assert [n["node_id"] for n in acme["linked_entities"]] == ["c1"]
+    human = CliRunner().invoke(main, [*store[:2], "query", "--seed-node", "p1", "--via", "SUBSIDIARY_OF"])
+    assert human.exit_code == 0 and "linked: Acme Robotics (acme robotics)" in human.output
+    assert "joined graph, through: SUBSIDIARY_OF" in human.output
     assert run("unlink", "--label", "Company")["removed"] == 1
     assert run("about", "p1")["passages"] == []
     bad = CliRunner().invoke(main, [*store, "link", "--label", "Bad Label"])

@@ -9,7 +9,7 @@ from typing import TypeVar
 import click
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.cli_support import Context, emit, exit_on_error
+from hipporag_neo4j.cli_support import Context, emit, exit_on_error, print_retrieval
 from hipporag_neo4j.errors import InputError
 
 T = TypeVar("T")
@@ -59,7 +59,7 @@ def link_cmd(ctx: Context, label: str, prop: str, min_similarity: float, graph_f
 
             if memory.settings.backend != "embedded":
                 raise InputError("--graph is for the embedded store; on Neo4j, link to nodes in the database")
-            with EmbeddedEnterpriseGraph(memory.settings.store.path) as graph:
+            with EmbeddedEnterpriseGraph(memory.settings.embedded_store_path) as graph:
                 imported = graph.import_graph(load_entity_graph(graph_file))
         return imported, memory.link(label, prop, min_similarity=min_similarity)
 
@@ -89,21 +89,13 @@ def unlink_cmd(ctx: Context, label: str | None) -> None:
 
 @click.command("about")
 @click.argument("node_ids", nargs=-1, required=True)
-@click.option("--via", "rel_types", multiple=True, help="Also start from nodes one such relationship away.")
+@click.option(
+    "--via", "rel_types", multiple=True, help="Walk through these relationship types of your graph."
+)
 @click.option("--top-k", type=click.IntRange(1, 1000), help="Passages to return.")
 @click.pass_obj
 def about_cmd(ctx: Context, node_ids: tuple[str, ...], rel_types: tuple[str, ...], top_k: int | None) -> None:
-    """What the passages say about NODE_IDS of your graph (PPR from the phrases linked to them)."""
+    """What the passages say about NODE_IDS of your graph: `query --seed-node ID ...` with no question
+    (and with --via, over the joined graph)."""
     result = _run(ctx, lambda memory: memory.about(node_ids, via=rel_types, top_k=top_k))
-
-    def human() -> None:
-        if result.note:
-            click.echo(result.note)
-        for item in result.passages:
-            nodes = ", ".join(f"{n.name or n.node_id} ({n.via_phrase})" for n in item.linked_nodes)
-            click.secho(f"{item.rank}. [{item.score:.4f}] {item.passage_id}", bold=True)
-            click.echo(f"   {item.text[:297] + '...' if len(item.text) > 300 else item.text}")
-            if nodes:
-                click.echo(f"   linked: {nodes}")
-
-    emit(ctx, result.model_dump(mode="json"), human)
+    emit(ctx, result.model_dump(mode="json"), lambda: print_retrieval(result, explain=True))

@@ -10,9 +10,11 @@ from pathlib import Path
 
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.linking.graph_file import EntityGraph
-from hipporag_neo4j.linking.model import EnterpriseEdge, LinkedNode, SameAs, check_identifier
+from hipporag_neo4j.linking.model import JoinEdges, NodeLink, SameAs, check_identifier
+from hipporag_neo4j.models import LinkedEntity
 
 DB_FILE = "enterprise.sqlite"
+STORE_FILE = "graph.sqlite"  # the embedded store's own database, attached read-only for phrase names
 _CHUNK = 900  # SQLite's default limit of bound parameters is 999
 
 SCHEMA = """
@@ -28,7 +30,9 @@ CREATE TABLE IF NOT EXISTS same_as (
     phrase_id TEXT NOT NULL, node_id TEXT NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
     score REAL NOT NULL, method TEXT NOT NULL, PRIMARY KEY (phrase_id, node_id));
 CREATE INDEX IF NOT EXISTS same_as_by_node ON same_as(node_id);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
+_BUMP = "INSERT INTO meta(key, value) VALUES ('version', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1"
 
 
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
@@ -40,10 +44,12 @@ class EmbeddedEnterpriseGraph:
     """An imported entity graph (see :mod:`.graph_file`) and the SAME_AS links into it."""
 
     def __init__(self, store_path: str | Path) -> None:
-        path = Path(store_path)
+        path = self._path = Path(store_path)
         try:
             path.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path / DB_FILE, check_same_thread=False, isolation_level=None)
+            self._conn = sqlite3.connect(
+                (path / DB_FILE).absolute().as_uri(), uri=True, check_same_thread=False, isolation_level=None
+            )
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.executescript(SCHEMA)
         except (sqlite3.DatabaseError, OSError) as exc:
@@ -80,6 +86,7 @@ class EmbeddedEnterpriseGraph:
                 [(e.source, e.type, e.target) for e in graph.edges],
             )
             new_edges = conn.total_changes - before
+            conn.execute(_BUMP)
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -123,6 +130,7 @@ class EmbeddedEnterpriseGraph:
                 "DO UPDATE SET score = excluded.score, method = excluded.method",
                 [(x.phrase_id, x.node_id, x.score, x.method) for x in links],
             )
+            conn.execute(_BUMP)
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -130,55 +138,107 @@ class EmbeddedEnterpriseGraph:
         return len({(x.phrase_id, x.node_id) for x in links} - existing)
 
     def delete_links(self, label: str | None = None) -> int:
-        if label is None:
-            return self._conn.execute("DELETE FROM same_as").rowcount
-        check_identifier(label, "label")
-        return self._conn.execute(
-            "DELETE FROM same_as WHERE node_id IN (SELECT node_id FROM node_labels WHERE label = ?)", (label,)
-        ).rowcount
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if label is None:
+                removed = conn.execute("DELETE FROM same_as").rowcount
+            else:
+                check_identifier(label, "label")
+                removed = conn.execute(
+                    "DELETE FROM same_as WHERE node_id IN (SELECT node_id FROM node_labels WHERE label = ?)",
+                    (label,),
+                ).rowcount
+            conn.execute(_BUMP)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return removed
 
-    def links_from_phrases(self, phrase_ids: Sequence[str]) -> dict[str, list[LinkedNode]]:
-        found: dict[str, list[LinkedNode]] = {}
-        for chunk in _chunks(list(phrase_ids)):
+    def _attach_store(self) -> None:
+        """The store's database as ``kg`` (phrase names, mentions), read only; once per connection."""
+        if not any(row[1] == "kg" for row in self._conn.execute("PRAGMA database_list")):
+            uri = (self._path / STORE_FILE).absolute().as_uri() + "?mode=ro"
+            try:
+                self._conn.execute("ATTACH DATABASE ? AS kg", (uri,))
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"cannot read the store beside {self._path / DB_FILE}: {exc}") from exc
+
+    def links_to_nodes(self, node_ids: Sequence[str]) -> dict[str, list[NodeLink]]:
+        self._attach_store()
+        found: dict[str, list[NodeLink]] = {}
+        for chunk in _chunks(list(node_ids)):
             rows = self._conn.execute(
-                "SELECT s.phrase_id, s.node_id, s.score, s.method, n.properties, "
-                "(SELECT group_concat(label, ',') FROM node_labels WHERE node_id = n.id) "
-                "FROM same_as s JOIN nodes n ON n.id = s.node_id "
-                f"WHERE s.phrase_id IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY s.score DESC, s.node_id",
+                "SELECT s.phrase_id, p.name, (SELECT COUNT(*) FROM kg.mentions m WHERE m.phrase_id = p.id), "
+                "s.node_id, s.score, s.method FROM same_as s JOIN kg.phrases p ON p.id = s.phrase_id "
+                f"WHERE s.node_id IN ({','.join('?' * len(chunk))}) ORDER BY s.score DESC, s.phrase_id",
                 list(chunk),
             ).fetchall()
-            for phrase_id, node_id, score, method, properties, labels in rows:
+            for phrase_id, name, count, node_id, score, method in rows:
+                found.setdefault(node_id, []).append(NodeLink(phrase_id, name, count, node_id, score, method))
+        return found
+
+    def links_of_passages(self, passage_ids: Sequence[str]) -> dict[str, list[LinkedEntity]]:
+        self._attach_store()
+        found: dict[str, list[LinkedEntity]] = {}
+        for chunk in _chunks(list(passage_ids)):
+            rows = self._conn.execute(
+                "SELECT m.passage_id, p.name, s.node_id, s.score, s.method, n.properties, "
+                "(SELECT group_concat(label, ',') FROM node_labels WHERE node_id = n.id) "
+                "FROM kg.mentions m JOIN kg.phrases p ON p.id = m.phrase_id "
+                "JOIN same_as s ON s.phrase_id = m.phrase_id JOIN nodes n ON n.id = s.node_id "
+                f"WHERE m.passage_id IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY m.passage_id, s.score DESC, s.node_id, p.name",
+                list(chunk),
+            ).fetchall()
+            for passage_id, phrase, node_id, score, method, properties, labels in rows:
                 name = json.loads(properties).get("name")
-                found.setdefault(phrase_id, []).append(
-                    LinkedNode(node_id, tuple(sorted(labels.split(","))), name, score, method)
+                found.setdefault(passage_id, []).append(
+                    LinkedEntity(
+                        node_id=node_id,
+                        labels=sorted(labels.split(",")) if labels else [],
+                        name=None if name is None else str(name),
+                        via_phrase=phrase,
+                        score=score,
+                        method=method,
+                    )
                 )
         return found
 
-    def links_to_nodes(self, node_ids: Sequence[str]) -> dict[str, list[SameAs]]:
-        found: dict[str, list[SameAs]] = {}
-        for chunk in _chunks(list(node_ids)):
-            rows = self._conn.execute(
-                "SELECT phrase_id, node_id, score, method FROM same_as "
-                f"WHERE node_id IN ({','.join('?' * len(chunk))}) ORDER BY score DESC, phrase_id",
-                list(chunk),
-            ).fetchall()
-            for phrase_id, node_id, score, method in rows:
-                found.setdefault(node_id, []).append(SameAs(phrase_id, node_id, score, method))
-        return found
 
-    def neighbours(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> list[EnterpriseEdge]:
-        types = [check_identifier(t, "relationship type") for t in rel_types]
-        if not types or not node_ids:
-            return []
-        edges: set[EnterpriseEdge] = set()
-        marks = ",".join("?" * len(types))
-        for chunk in _chunks(list(node_ids)):
-            ids = ",".join("?" * len(chunk))
-            rows = self._conn.execute(
-                f"SELECT source, type, target FROM edges WHERE type IN ({marks}) "
-                f"AND (source IN ({ids}) OR target IN ({ids}))",
-                [*types, *chunk, *chunk],
-            ).fetchall()
-            edges.update(EnterpriseEdge(s, t, o) for s, t, o in rows)
-        return sorted(edges, key=lambda e: (e.source, e.type, e.target))
+def read_join_edges(store_path: str | Path, rel_types: Sequence[str], known: int | None) -> JoinEdges | None:
+    """The links and the ``rel_types`` relationships touching linked nodes, from ``enterprise.sqlite`` in
+    the store's directory; None when its version is ``known`` (nothing changed since)."""
+    path = Path(store_path) / DB_FILE
+    if not path.is_file():  # nothing imported or linked yet: as empty as a new file (version 0)
+        return None if known == 0 else JoinEdges(0, [], [])
+    types = [check_identifier(t, "relationship type") for t in rel_types]
+    try:
+        conn = sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the enterprise graph at {path}: {exc}") from exc
+    try:
+        with conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            version = int(row[0]) if row else 0
+            if version == known:
+                return None
+            same_as = [
+                (p, n, float(x)) for p, n, x in conn.execute("SELECT phrase_id, node_id, score FROM same_as")
+            ]
+            edges: list[tuple[str, str]] = []
+            if types:
+                marks = ",".join("?" * len(types))
+                edges = conn.execute(
+                    f"SELECT e.source, e.target FROM edges e WHERE e.type IN ({marks}) AND ("
+                    "EXISTS (SELECT 1 FROM same_as s WHERE s.node_id = e.source) OR "
+                    "EXISTS (SELECT 1 FROM same_as s WHERE s.node_id = e.target)) "
+                    "ORDER BY e.source, e.type, e.target",
+                    types,
+                ).fetchall()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the enterprise graph at {path}: {exc}") from exc
+    finally:
+        conn.close()
+    return JoinEdges(version, same_as, [(s, t) for s, t in edges])

@@ -26,5 +26,5 @@ def open_enterprise_graph(memory: HippoRAG) -> Iterator[EnterpriseGraph]:
     else:
         from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
 
-        with EmbeddedEnterpriseGraph(memory.settings.store.path) as graph:
+        with EmbeddedEnterpriseGraph(memory.settings.embedded_store_path) as graph:
             yield graph

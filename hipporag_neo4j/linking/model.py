@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from hipporag_neo4j.errors import InputError
+from hipporag_neo4j.models import LinkedEntity
 
 #: Labels, property names and relationship types are spliced into queries on Neo4j: only these pass.
 SAFE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -49,10 +50,13 @@ class SameAs:
 
 
 @dataclass(frozen=True)
-class LinkedNode:
+class NodeLink:
+    """A SAME_AS link seen from the node: the phrase, its name and how many passages mention it."""
+
+    phrase_id: str
+    phrase: str
+    passage_count: int
     node_id: str
-    labels: tuple[str, ...]
-    name: str | None
     score: float
     method: LinkMethod
 
@@ -72,10 +76,21 @@ class EnterpriseGraph(Protocol):
         """Remove the links (to nodes with ``label``, or all); the nodes themselves are never touched."""
         ...
 
-    def links_from_phrases(self, phrase_ids: Sequence[str]) -> dict[str, list[LinkedNode]]: ...
-
-    def links_to_nodes(self, node_ids: Sequence[str]) -> dict[str, list[SameAs]]: ...
-
-    def neighbours(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> list[EnterpriseEdge]:
-        """Relationships of these types touching these nodes, either direction."""
+    def links_to_nodes(self, node_ids: Sequence[str]) -> dict[str, list[NodeLink]]:
+        """Node id -> the stored phrases linked to it, best link first."""
         ...
+
+    def links_of_passages(self, passage_ids: Sequence[str]) -> dict[str, list[LinkedEntity]]:
+        """Passage id -> the nodes linked to the phrases it mentions, best link first."""
+        ...
+
+
+@dataclass(frozen=True)
+class JoinEdges:
+    """What the joined walk adds to the knowledge graph (see :class:`~hipporag_neo4j.stores.base.GraphJoin`):
+    the SAME_AS links and the chosen relationships touching linked nodes, as read from where they live.
+    ``version`` changes with every link, unlink and import (None: not tracked, do not cache)."""
+
+    version: int | None
+    same_as: list[tuple[str, str, float]]  # (phrase id, node id, link score)
+    edges: list[tuple[str, str]]  # (source node id, target node id), one per relationship

@@ -1,14 +1,17 @@
 """The enterprise graph on Neo4j: the user's own nodes in the same database, linked with
 ``(:Phrase)-[:SAME_AS {score, method}]->(node)``. Statements are the ``link_*.cypher`` files; the label,
 property and relationship types are parameters (dynamic labels, Neo4j 5.26+) and are also checked as
-plain identifiers. Nodes are addressed by ``elementId`` and only read."""
+plain identifiers. Nodes are addressed by ``elementId`` and only read. Linking and unlinking bump the
+namespace's graph version, so joined graphs (cached per version) see the new links."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from hipporag_neo4j.linking.model import EnterpriseEdge, LinkedNode, SameAs, check_identifier
+from hipporag_neo4j.linking.model import NodeLink, SameAs, check_identifier
+from hipporag_neo4j.models import LinkedEntity
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+from hipporag_neo4j.stores.neo4j.writer import CypherTransaction, Record
 
 
 class Neo4jEnterpriseGraph:
@@ -35,46 +38,56 @@ class Neo4jEnterpriseGraph:
             for x in links
         ]
         namespace = self.store.namespace
-        records = self.store.runner.write(
-            lambda tx: tx.run_batched("link_write_same_as", "rows", rows, namespace=namespace)
-        )
-        return sum(int(r["created"] or 0) for r in records)
+
+        def work(tx: CypherTransaction) -> list[Record]:
+            tx.run("meta_bump_version", namespace=namespace)  # joined graphs are cached per version
+            return tx.run_batched("link_write_same_as", "rows", rows, namespace=namespace)
+
+        return sum(int(r["created"] or 0) for r in self.store.runner.write(work))
 
     def delete_links(self, label: str | None = None) -> int:
         label = check_identifier(label, "label") if label else None
         namespace = self.store.namespace
-        records = self.store.runner.write(
-            lambda tx: tx.run("link_delete_same_as", namespace=namespace, label=label)
-        )
+
+        def work(tx: CypherTransaction) -> list[Record]:
+            tx.run("meta_bump_version", namespace=namespace)
+            return tx.run("link_delete_same_as", namespace=namespace, label=label)
+
+        records = self.store.runner.write(work)
         return int(records[0]["removed"]) if records else 0
 
-    def links_from_phrases(self, phrase_ids: Sequence[str]) -> dict[str, list[LinkedNode]]:
-        rows = self.store.runner.read_batched(
-            "link_from_phrases", "ids", list(phrase_ids), namespace=self.store.namespace
-        )
-        found: dict[str, list[LinkedNode]] = {}
-        for r in rows:
-            node = LinkedNode(
-                r["node_id"], tuple(sorted(r["labels"])), r["name"], float(r["score"]), r["method"]
-            )
-            found.setdefault(r["phrase_id"], []).append(node)
-        return found
-
-    def links_to_nodes(self, node_ids: Sequence[str]) -> dict[str, list[SameAs]]:
+    def links_to_nodes(self, node_ids: Sequence[str]) -> dict[str, list[NodeLink]]:
         rows = self.store.runner.read(
             "link_to_nodes", namespace=self.store.namespace, node_ids=list(node_ids)
         )
-        found: dict[str, list[SameAs]] = {}
+        found: dict[str, list[NodeLink]] = {}
         for r in rows:
             found.setdefault(r["node_id"], []).append(
-                SameAs(r["phrase_id"], r["node_id"], float(r["score"]), r["method"])
+                NodeLink(
+                    r["phrase_id"],
+                    r["phrase"],
+                    int(r["passage_count"]),
+                    r["node_id"],
+                    float(r["score"]),
+                    r["method"],
+                )
             )
         return found
 
-    def neighbours(self, node_ids: Sequence[str], rel_types: Sequence[str]) -> list[EnterpriseEdge]:
-        types = [check_identifier(t, "relationship type") for t in rel_types]
-        if not types or not node_ids:
-            return []
-        rows = self.store.runner.read("link_neighbours", node_ids=list(node_ids), types=types)
-        edges = {EnterpriseEdge(r["source"], r["type"], r["target"]) for r in rows}
-        return sorted(edges, key=lambda e: (e.source, e.type, e.target))
+    def links_of_passages(self, passage_ids: Sequence[str]) -> dict[str, list[LinkedEntity]]:
+        rows = self.store.runner.read_batched(
+            "link_of_passages", "ids", list(passage_ids), namespace=self.store.namespace
+        )
+        found: dict[str, list[LinkedEntity]] = {}
+        for r in rows:
+            found.setdefault(r["passage_id"], []).append(
+                LinkedEntity(
+                    node_id=r["node_id"],
+                    labels=sorted(r["labels"]),
+                    name=None if r["name"] is None else str(r["name"]),
+                    via_phrase=r["phrase"],
+                    score=float(r["score"]),
+                    method=r["method"],
+                )
+            )
+        return found

@@ -25,7 +25,7 @@ from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
-from hipporag_neo4j.stores.base import FactHit, GraphStore, PassageScore, Vector
+from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphStore, PassageScore, Vector
 
 log = logging.getLogger(__name__)
 
@@ -91,18 +91,21 @@ def phrase_seeds(
 def retrieve_hipporag2(
     store: GraphStore,
     query: str,
-    query_vector: Vector,
+    query_vector: Vector | None,
     settings: RetrievalSettings,
     limit: int,
     n_passages: int,
     fact_filter: FactFilter | None,
     timings: dict[str, float],
     entity_links: list[LinkedPhrase] | None = None,
+    join: GraphJoin | None = None,
 ) -> HippoRAG2Run:
-    """The four stages above for one query; ``limit`` passages are scored (at least the top-k asked for)."""
+    """The four stages above for one query; ``limit`` passages are scored (at least the top-k asked for).
+    Without a query vector (seed nodes alone) there are no facts and no passage seeds: the walk starts
+    from ``entity_links``. ``join``: over the joined graph."""
     s = settings
     t = time.perf_counter()
-    candidates = store.nearest_facts(query_vector, s.fact_top_k)
+    candidates = store.nearest_facts(query_vector, s.fact_top_k) if query_vector is not None else []
     timings["fact_search"] = time.perf_counter() - t
     notes: list[str] = []
 
@@ -135,7 +138,7 @@ def retrieve_hipporag2(
 
     # Dense scores of every passage: they seed the passage nodes and are the fallback.
     t = time.perf_counter()
-    dense = store.dense_passage_scores(query_vector, n_passages)
+    dense = store.dense_passage_scores(query_vector, n_passages) if query_vector is not None else []
     timings["dense_search"] = time.perf_counter() - t
     dense_raw = {p.passage_id: p.score for p in dense}
 
@@ -155,7 +158,7 @@ def retrieve_hipporag2(
 
     t = time.perf_counter()
     walked = store.passage_node_scores(
-        seeds, passage_seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, limit, s.explain_phrases
+        seeds, passage_seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, limit, s.explain_phrases, join
     )
     timings["ppr_and_aggregation"] = time.perf_counter() - t
     graph = {p.passage_id: p for p in walked}

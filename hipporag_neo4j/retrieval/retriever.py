@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from hipporag_neo4j.embedding import Embedder
-from hipporag_neo4j.errors import HippoRAGError
+from hipporag_neo4j.errors import HippoRAGError, InputError
 from hipporag_neo4j.extraction.base import QueryEntityExtractor
 from hipporag_neo4j.models import (
     Explanation,
@@ -28,13 +31,19 @@ from hipporag_neo4j.models import (
     RetrievedPassage,
 )
 from hipporag_neo4j.retrieval.fusion import min_max, mix
-from hipporag_neo4j.retrieval.hipporag2 import FactFilter, retrieve_hipporag2
+from hipporag_neo4j.retrieval.hipporag2 import FactFilter, HippoRAG2Run, retrieve_hipporag2
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
-from hipporag_neo4j.stores.base import GraphStore, Matrix, PassageScore, Vector
+from hipporag_neo4j.stores.base import GraphJoin, GraphStore, Matrix, PassageScore, Vector
 from hipporag_neo4j.text import normalize_phrase
 
 log = logging.getLogger(__name__)
+
+
+def check_graph_mode(mode: RetrievalMode) -> None:
+    """Seed nodes, the joined graph and empty queries are for the PPR modes only."""
+    if mode not in ("hipporag", "hipporag2"):
+        raise InputError(f"seed nodes, the joined graph and empty queries need a graph mode, not {mode}")
 
 
 @dataclass
@@ -131,16 +140,18 @@ class Retriever:
         note: str | None,
         limit: int,
         timings: dict[str, float],
+        join: GraphJoin | None = None,
+        node_links: Sequence[LinkedPhrase] = (),
     ) -> _GraphRun:
         linked = self.link(query, entities, vectors, timings)
         seeds: dict[str, float] = {}
-        for item in linked:
+        for item in [*linked, *node_links]:
             seeds[item.phrase_id] = seeds.get(item.phrase_id, 0.0) + item.weight
         t = time.perf_counter()
         s = self.settings
         scores = (
             self.store.graph_passage_scores(
-                seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, limit, s.explain_phrases
+                seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, limit, s.explain_phrases, join
             )
             if seeds
             else []
@@ -164,28 +175,63 @@ class Retriever:
         return scores
 
     def retrieve(
-        self, query: str, mode: RetrievalMode | None = None, top_k: int | None = None
+        self,
+        query: str,
+        mode: RetrievalMode | None = None,
+        top_k: int | None = None,
+        *,
+        join: GraphJoin | None = None,
+        node_links: Sequence[LinkedPhrase] = (),
     ) -> RetrievalResult:
+        """Passages for ``query``; ``node_links`` (phrases linked to seed nodes) are seeded with the query's
+        entities, and ``join`` runs PPR over the joined graph (graph modes only). An empty query is
+        answered from ``node_links`` alone (hipporag and hipporag2)."""
         mode = mode or self.settings.mode
         top_k = top_k or self.settings.top_k
+        if join is not None or node_links or not query:
+            check_graph_mode(mode)
         timings: dict[str, float] = {}
         started = time.perf_counter()
         n_passages = self.store.passage_count()
         pool = min(self.candidate_pool, max(n_passages, top_k))
         if mode == "hipporag2":
-            return self._retrieve_hipporag2(query, top_k, pool, n_passages, timings, started)
+            result = self._retrieve_hipporag2(
+                query, top_k, pool, n_passages, timings, started, join, list(node_links)
+            )
+        else:
+            result = self._retrieve(query, mode, top_k, pool, n_passages, timings, started, join, node_links)
+        if join is not None or node_links:
+            result.seed_links = list(node_links)
+            result.joined = None if join is None else list(join.rel_types)
+        return result
+
+    def _retrieve(
+        self,
+        query: str,
+        mode: RetrievalMode,
+        top_k: int,
+        pool: int,
+        n_passages: int,
+        timings: dict[str, float],
+        started: float,
+        join: GraphJoin | None,
+        node_links: Sequence[LinkedPhrase],
+    ) -> RetrievalResult:
 
         graph_run: _GraphRun | None = None
         dense_scores: list[PassageScore] = []
         combined: dict[str, float]
         entities: list[str] = []
         note = None
-        if mode != "dense":
+        if mode != "dense" and query:
             t = time.perf_counter()
             found, note = self.query_entities(query)
             entities = [e for e in dict.fromkeys(found) if normalize_phrase(e)]
             timings["query_ner"] = time.perf_counter() - t
-        query_vector, entity_vectors = self._encode(query, entities, timings)
+        if query:
+            query_vector, entity_vectors = self._encode(query, entities, timings)
+        else:  # seed nodes alone (hipporag): nothing to encode, no dense fallback
+            entity_vectors = np.zeros((0, self.embedder.dimension), dtype=np.float32)
         if mode == "dense":
             dense_scores = self._dense(query_vector, top_k, timings)
             combined = {p.passage_id: p.score for p in dense_scores}
@@ -193,10 +239,10 @@ class Retriever:
         else:
             # Mixed modes normalise over every passage, so they need the whole pool of graph scores.
             limit = top_k if mode == "hipporag" else pool
-            graph_run = self._graph(query, entities, entity_vectors, note, limit, timings)
+            graph_run = self._graph(query, entities, entity_vectors, note, limit, timings, join, node_links)
             graph_raw = {p.passage_id: p.score for p in graph_run.scores}
             uncertain = any(item.similarity < self.settings.ensemble_threshold for item in graph_run.linked)
-            no_graph = not graph_raw
+            no_graph = not graph_raw and bool(query)
             # With no linked entity PPR has nothing to start from: every mode falls back to dense (noted).
             used_dense = mode == "hybrid" or no_graph or (mode == "ensemble" and uncertain)
             if used_dense:
@@ -245,10 +291,23 @@ class Retriever:
         )
 
     def _retrieve_hipporag2(
-        self, query: str, top_k: int, pool: int, n_passages: int, timings: dict[str, float], started: float
+        self,
+        query: str,
+        top_k: int,
+        pool: int,
+        n_passages: int,
+        timings: dict[str, float],
+        started: float,
+        join: GraphJoin | None,
+        node_links: list[LinkedPhrase],
     ) -> RetrievalResult:
         entities: list[str] = []
         note = None
+        if not query:  # seed nodes alone: no facts, no dense scores, the walk from their phrases
+            run = retrieve_hipporag2(
+                self.store, query, None, self.settings, top_k, 0, None, timings, node_links, join
+            )
+            return self._hipporag2_result(query, top_k, run, [], [], note, timings, started)
         if self.settings.entity_seeds:
             t = time.perf_counter()
             found, note = self.query_entities(query)
@@ -260,8 +319,30 @@ class Retriever:
         # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
         limit = top_k if self.settings.combine_alpha is None else pool
         run = retrieve_hipporag2(
-            self.store, query, query_vector, self.settings, limit, n_passages, use_filter, timings, linked
+            self.store,
+            query,
+            query_vector,
+            self.settings,
+            limit,
+            n_passages,
+            use_filter,
+            timings,
+            [*linked, *node_links],
+            join,
         )
+        return self._hipporag2_result(query, top_k, run, entities, linked, note, timings, started)
+
+    def _hipporag2_result(
+        self,
+        query: str,
+        top_k: int,
+        run: HippoRAG2Run,
+        entities: list[str],
+        linked: list[LinkedPhrase],
+        note: str | None,
+        timings: dict[str, float],
+        started: float,
+    ) -> RetrievalResult:
         if note:
             run.notes.insert(0, note)
         ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]

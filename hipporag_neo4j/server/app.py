@@ -178,7 +178,15 @@ def create_app(settings: Settings, service_factory: Callable[[], KnowledgeServic
     @app.post("/query", tags=["read"], dependencies=protected)
     def query(body: QueryRequest, service: Service) -> RetrievalResult:
         """Retrieve the passages that answer the question, each with its explanation."""
-        result = service.retrieve(body.query, mode=body.mode, top_k=body.top_k, strategy=body.strategy)
+        result = service.retrieve(
+            body.query,
+            mode=body.mode,
+            top_k=body.top_k,
+            strategy=body.strategy,
+            seed_nodes=body.seed_nodes,
+            joined=body.joined,
+            via=body.via,
+        )
         if not body.explain:
             for item in result.passages:
                 item.explanation = Explanation()

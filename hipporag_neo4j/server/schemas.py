@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hipporag_neo4j.models import PassageInput, RetrievalMode, RetrievalStrategy
 
@@ -18,13 +18,28 @@ class IndexRequest(_Body):
 
 
 class QueryRequest(_Body):
-    query: str = Field(min_length=1, description="The question.")
+    query: str = Field("", description="The question (may be empty when seed_nodes are given).")
     mode: RetrievalMode | None = Field(None, description="Retrieval mode (default: the server's setting).")
     top_k: int | None = Field(None, ge=1, le=1000, description="Passages to return.")
     strategy: RetrievalStrategy | None = Field(
         None, description="single, or ircot / clues: LLM loops around the mode (need an LLM)."
     )
     explain: bool = Field(True, description="Include each passage's explanation (linked and top phrases).")
+    seed_nodes: list[str] = Field(
+        default_factory=list, max_length=1000, description="Nodes of your linked graph to start from."
+    )
+    joined: bool | None = Field(
+        None, description="PPR over the graph joined with your linked graph (default: the server's setting)."
+    )
+    via: list[str] | None = Field(
+        None, description="Relationship types of your graph the joined walk follows (implies joined)."
+    )
+
+    @model_validator(mode="after")
+    def _question_or_seeds(self) -> QueryRequest:
+        if not self.query.strip() and not self.seed_nodes:
+            raise ValueError("give a query, or seed_nodes")
+        return self
 
 
 class AnswerRequest(_Body):

@@ -187,10 +187,21 @@ class KnowledgeService:
         mode: RetrievalMode | None = None,
         top_k: int | None = None,
         strategy: RetrievalStrategy | None = None,
+        seed_nodes: Sequence[str] = (),
+        joined: bool | None = None,
+        via: Sequence[str] | None = None,
     ) -> RetrievalResult:
         self.warm_up()
         with self.lock.read():
-            return self.memory.retrieve(query, mode=mode, top_k=top_k, strategy=strategy)
+            return self.memory.retrieve(
+                query,
+                mode=mode,
+                top_k=top_k,
+                strategy=strategy,
+                seed_nodes=seed_nodes,
+                joined=joined,
+                via=via,
+            )
 
     def answer(
         self,

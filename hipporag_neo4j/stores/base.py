@@ -108,6 +108,16 @@ class PassageScore:
 
 
 @dataclass(frozen=True)
+class GraphJoin:
+    """PPR over the knowledge graph joined with the enterprise graph beside it (``hipporag-neo4j link``):
+    every node a phrase is linked to (``SAME_AS``, weight = the link's score) and the relationships of
+    ``rel_types`` with at least one end among those nodes (weight 1, with their other end), all
+    undirected. Enterprise nodes are walked through but never ranked."""
+
+    rel_types: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StoreMeta:
     schema_version: int
     embedding_model: str
@@ -263,9 +273,11 @@ class GraphStore(Protocol):
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
-        """PPR, then passage score = sum over mentioned phrases of PPR x count; the best ``limit``
-        passages with score > 0, highest first, each with its top contributing phrases."""
+        """PPR (over the joined graph with ``join``), then passage score = sum over mentioned phrases of
+        PPR x count; the best ``limit`` passages with score > 0, highest first, each with its top
+        contributing phrases."""
         ...
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
@@ -286,9 +298,11 @@ class GraphStore(Protocol):
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
-        """HippoRAG 2's walk: PPR over the phrase graph plus Passage nodes, each passage joined to the
-        phrases it mentions by an undirected MENTIONS edge of weight 1, from the reset vector
+        """HippoRAG 2's walk (over the joined graph with ``join``): PPR over the phrase graph plus Passage
+        nodes, each passage joined to the phrases it mentions by an undirected MENTIONS edge of weight 1,
+        from the reset vector
         ``phrase_seeds`` + ``passage_seeds`` (ids -> weights, normalised to sum 1 inside). Returns the best
         ``limit`` passages by their own PPR score (> 0), highest first, ties by id; ``top_phrases`` are
         the passage's mentioned phrases with the highest PPR scores, as (name, score)."""

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from hipporag_neo4j.linking.joined import JoinedMatrix
 from hipporag_neo4j.ppr import node_strengths, symmetric_adjacency, transition_matrix
 from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
@@ -93,6 +94,7 @@ class GraphSnapshot:
     _passage_graph: tuple[sp.csr_matrix, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
     _passage_strength: npt.NDArray[np.float64] | None = field(default=None, repr=False)
     facts: FactIndex | None = None  # loaded on first fact search
+    joined: dict[tuple[tuple[str, ...], bool], JoinedMatrix] = field(default_factory=dict, repr=False)
     ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
 
     def passage_graph(self) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
@@ -100,12 +102,17 @@ class GraphSnapshot:
         passage (positions ``n_phrases + passage position``), joined to each phrase it mentions by an
         undirected edge of weight 1. Built on first use: only the ``hipporag2`` walk needs it."""
         if self._passage_graph is None:
-            links = self.mentions.copy()
-            links.data[:] = 1.0
-            joint = sp.bmat([[self.adjacency, links.T], [links, None]], format="csr")
+            joint = self.passage_adjacency()
             self._passage_graph = transition_matrix(joint)
             self._passage_strength = node_strengths(joint)
         return self._passage_graph
+
+    def passage_adjacency(self) -> sp.csr_matrix:
+        """The symmetric adjacency of :meth:`passage_graph`."""
+        links = self.mentions.copy()
+        links.data[:] = 1.0
+        joint: sp.csr_matrix = sp.bmat([[self.adjacency, links.T], [links, None]], format="csr")
+        return joint
 
     def passage_strength(self) -> npt.NDArray[np.float64]:
         """Weighted degree of every node of :meth:`passage_graph`, for forward push."""

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
+from hipporag_neo4j.linking.embedded import read_join_edges
+from hipporag_neo4j.linking.joined import JoinedMatrix, join_adjacency
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.ppr import forward_push
 from hipporag_neo4j.sqlite_wal import set_wal
@@ -29,6 +31,7 @@ from hipporag_neo4j.stores.base import (
     DeleteReport,
     EmbeddedKind,
     FactHit,
+    GraphJoin,
     Matrix,
     PassageRecord,
     PassageScore,
@@ -506,6 +509,41 @@ class EmbeddedStore:
         # tolerance x strength / (1 - damping) below the exact one
         return forward_push(graph.transition, graph.strength, reset, damping, tolerance, max_iterations)
 
+    def _joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
+        """The snapshot's graph joined with ``enterprise.sqlite`` beside it; cached per relationship types
+        while neither the graph version nor the enterprise graph's version changes."""
+        key = (join.rel_types, with_passages)
+        with self._lock:
+            cached = graph.joined.get(key)
+        edges = read_join_edges(self.path, join.rel_types, cached.version if cached else None)
+        if edges is None:
+            assert cached is not None  # None means "unchanged since the cached version"
+            return cached
+        n_phrases = graph.adjacency.shape[0]
+        base = graph.passage_adjacency() if with_passages else graph.adjacency
+        positions = {p: i for p, i in graph.phrases.position.items() if i < n_phrases}
+        joined = join_adjacency(base, positions, edges)
+        with self._lock:
+            graph.joined[key] = joined
+        return joined
+
+    def _joined_ppr(
+        self,
+        graph: GraphSnapshot,
+        joined: JoinedMatrix,
+        reset: np.ndarray,
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+    ) -> np.ndarray:
+        """PPR on the joined graph from ``reset`` over its first rows (the enterprise nodes get none)."""
+        full = np.zeros(joined.transition.shape[0], dtype=np.float64)
+        full[: len(reset)] = reset
+        if full.sum() <= 0:
+            return np.zeros_like(reset)
+        scores = forward_push(joined.transition, joined.strength, full, damping, tolerance, max_iterations)
+        return scores[: len(reset)]
+
     def personalized_pagerank(
         self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
     ) -> dict[str, float]:
@@ -521,9 +559,19 @@ class EmbeddedStore:
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         graph = self._graph()
-        ppr = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
+        if join is None:
+            ppr = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
+        else:
+            reset = np.zeros(graph.adjacency.shape[0], dtype=np.float64)
+            for phrase_id, weight in seeds.items():
+                position = graph.phrases.position.get(phrase_id)
+                if position is not None and position < len(reset) and weight > 0:
+                    reset[position] += weight
+            joined = self._joined(graph, join, with_passages=False)
+            ppr = self._joined_ppr(graph, joined, reset, damping, max_iterations, tolerance)
         scores = graph.mentions @ ppr
         order = np.argsort(-scores, kind="stable")[:limit]
         order = order[scores[order] > 0]
@@ -574,6 +622,7 @@ class EmbeddedStore:
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         graph = self._graph()
         n_phrases = len(graph.phrases.ids)
@@ -588,7 +637,11 @@ class EmbeddedStore:
                 reset[n_phrases + position] += weight
         if reset.sum() <= 0:
             return []
-        ppr = self._cached_ppr(graph, reset, damping, max_iterations, tolerance)
+        if join is None:
+            ppr = self._cached_ppr(graph, reset, damping, max_iterations, tolerance)
+        else:
+            joined = self._joined(graph, join, with_passages=True)
+            ppr = self._joined_ppr(graph, joined, reset, damping, max_iterations, tolerance)
         scores = ppr[n_phrases:]
         order = np.argsort(-scores, kind="stable")[:limit]
         order = order[scores[order] > 0]

@@ -45,9 +45,11 @@ import scipy.sparse as sp
 
 from hipporag_neo4j import ppr
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.stores.base import PassageScore
+from hipporag_neo4j.linking.joined import join_adjacency
+from hipporag_neo4j.linking.model import JoinEdges
+from hipporag_neo4j.stores.base import GraphJoin, PassageScore
 from hipporag_neo4j.stores.neo4j.aura import GdsSession, SessionError, SessionManager, session_graph_name
-from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind
+from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind, join_infix
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
 
 T = TypeVar("T")
@@ -61,7 +63,11 @@ MAX_GRAPH_READS = 3
 #: passage).
 LINEAR_MAX_SEEDS = 64
 
-CatalogFactory = Callable[[ProjectionKind], ProjectionCatalog]
+
+class CatalogFactory(Protocol):
+    """The store's projection catalogs: one per kind, and per join for the joined graph."""
+
+    def __call__(self, kind: ProjectionKind, join: GraphJoin | None = None) -> ProjectionCatalog: ...
 
 
 class PprEngine(Protocol):
@@ -79,6 +85,7 @@ class PprEngine(Protocol):
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]: ...
 
     def passage_node_scores(
@@ -90,6 +97,7 @@ class PprEngine(Protocol):
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]: ...
 
 
@@ -202,12 +210,16 @@ class GdsPpr:
         return {node_id: w for node_id, w in seeds.items() if node_id in known}
 
     def _on_projection(
-        self, kind: ProjectionKind, work: Callable[[Projection], T], edgeless: Callable[[Projection], T]
+        self,
+        kind: ProjectionKind,
+        work: Callable[[Projection], T],
+        edgeless: Callable[[Projection], T],
+        join: GraphJoin | None = None,
     ) -> T:
         """``work`` on the projection of the current graph version; ``edgeless`` when it has no edge (GDS
         would not know the weight property of a graph without relationships, and PPR is then the reset
         vector itself). A vanished projection or a seed newer than it: look again, a few times."""
-        catalog = self.catalogs(kind)
+        catalog = self.catalogs(kind) if join is None else self.catalogs(kind, join)
         for attempt in range(1, MAX_ATTEMPTS + 1):
             projection = catalog.ensure(read_graph_version(self.runner, self.namespace))
             if projection.relationship_count == 0:
@@ -261,12 +273,15 @@ class GdsPpr:
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         seeds = normalised(seeds)
         if not seeds or limit <= 0:
             return []
         if delegate := self._delegate(len(seeds)):
-            return delegate.passage_scores(seeds, damping, max_iterations, tolerance, limit, explain_phrases)
+            return delegate.passage_scores(
+                seeds, damping, max_iterations, tolerance, limit, explain_phrases, join
+            )
         rows = [{"id": node_id, "weight": w} for node_id, w in sorted(seeds.items())]
 
         def work(projection: Projection) -> list[PassageScore]:
@@ -286,7 +301,7 @@ class GdsPpr:
             scores = normalised(self._known("read_existing_phrases", seeds))
             return aggregate_passage_scores(self.runner, self.namespace, scores, limit, explain_phrases)
 
-        return self._on_projection("phrases", work, edgeless)
+        return self._on_projection("phrases", work, edgeless, join)
 
     def passage_node_scores(
         self,
@@ -297,13 +312,14 @@ class GdsPpr:
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         reset = normalised_reset(phrase_seeds, passage_seeds)
         if not reset or limit <= 0:
             return []
         if delegate := self._delegate(len(reset)):
             return delegate.passage_node_scores(
-                phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases
+                phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases, join
             )
         rows = [{"id": seed.id, "weight": seed.weight, "kind": seed.kind} for seed in reset]
 
@@ -332,7 +348,7 @@ class GdsPpr:
                 return []
             return rank_passage_seeds({k: w / total for k, w in known_passages.items()}, limit)
 
-        return self._on_projection("passages", work, edgeless)
+        return self._on_projection("passages", work, edgeless, join)
 
 
 # --- in process ------------------------------------------------------------------------------------
@@ -354,13 +370,25 @@ class LocalGraph:
     mentions: dict[str, list[str]]  # passage id -> phrase ids (HippoRAG 2's graph only)
     adjacency: sp.csr_matrix  # symmetric, weighted (what a GDS session is given)
     with_passages: bool = False
+    n_enterprise: int = 0  # joined graph: your nodes, the last rows (walked through, never ranked)
+    kind: str = ""  # joined graph: the join's infix in the names a GDS session gives it
+
+    @property
+    def n_ranked(self) -> int:
+        """Rows of phrases and passages (the enterprise nodes come after them)."""
+        return len(self.ids) - self.n_enterprise
 
 
 def build_local_graph(
-    version: int | None, phrase_rows: list[Record], passage_rows: list[Record] | None
+    version: int | None,
+    phrase_rows: list[Record],
+    passage_rows: list[Record] | None,
+    join_rows: list[Record] | None = None,
+    kind: str = "",
 ) -> LocalGraph:
-    """Ids and edges read by local_phrase_graph (and local_passage_graph); an edge to a node missing from
-    the read (a concurrent write) is left out rather than failing."""
+    """Ids and edges read by local_phrase_graph (and local_passage_graph, and for the joined graph
+    local_joined_edges); an edge to a node missing from the read (a concurrent write) is left out rather
+    than failing."""
     ids = [str(row["id"]) for row in phrase_rows]
     n_phrases = len(ids)
     phrase_index = {phrase_id: i for i, phrase_id in enumerate(ids)}
@@ -395,13 +423,36 @@ def build_local_graph(
         np.array(weights, dtype=np.float64),
         len(ids),
     )
-    transition, dangling = ppr.transition_matrix(adjacency)
+    with_passages = passage_rows is not None
+    if join_rows is None:
+        transition, dangling = ppr.transition_matrix(adjacency)
+        return LocalGraph(
+            version, ids, index, n_phrases, transition, dangling, mentions, adjacency, with_passages
+        )
+    edges = JoinEdges(
+        version,
+        [(str(r["phrase_id"]), str(r["source"]), float(r["score"])) for r in join_rows if r["phrase_id"]],
+        [(str(r["source"]), str(r["target"])) for r in join_rows if not r["phrase_id"]],
+    )
+    joined = join_adjacency(adjacency, phrase_index, edges)
     return LocalGraph(
-        version, ids, index, n_phrases, transition, dangling, mentions, adjacency, passage_rows is not None
+        version,
+        ids + joined.node_ids,
+        index,  # your nodes are never looked up by id (an elementId could equal a phrase id)
+        n_phrases,
+        joined.transition,
+        joined.dangling,
+        mentions,
+        joined.adjacency,
+        with_passages,
+        len(joined.node_ids),
+        kind,
     )
 
 
-def read_phrase_graph(tx: CypherTransaction, namespace: str, with_passages: bool = False) -> LocalGraph:
+def read_phrase_graph(
+    tx: CypherTransaction, namespace: str, with_passages: bool = False, join: GraphJoin | None = None
+) -> LocalGraph:
     """The graph read in one transaction between two reads of the graph version. Neo4j reads at READ
     COMMITTED, so statements of one transaction may see different commits; writers of a namespace bump
     its version in the same transaction, so equal versions before and after mean no commit in between
@@ -416,8 +467,13 @@ def read_phrase_graph(tx: CypherTransaction, namespace: str, with_passages: bool
     before = version()
     phrase_rows = tx.run("local_phrase_graph", namespace=namespace)
     passage_rows = tx.run("local_passage_graph", namespace=namespace) if with_passages else None
+    join_rows = None
+    if join is not None:
+        join_rows = tx.run("local_joined_edges", namespace=namespace, types=list(join.rel_types))
     after = version()
-    return build_local_graph(before if before == after else None, phrase_rows, passage_rows)
+    return build_local_graph(
+        before if before == after else None, phrase_rows, passage_rows, join_rows, join_infix(join)
+    )
 
 
 class LocalPpr:
@@ -428,26 +484,26 @@ class LocalPpr:
     def __init__(self, runner: CypherRunner, namespace: str) -> None:
         self.runner = runner
         self.namespace = namespace
-        self.graphs: dict[bool, LocalGraph] = {}  # with passages -> graph
+        self.graphs: dict[tuple[bool, GraphJoin | None], LocalGraph] = {}  # (with passages, join) -> graph
         self.graph_reads = 0
 
     @property
     def graph(self) -> LocalGraph | None:
-        return self.graphs.get(False)
+        return self.graphs.get((False, None))
 
-    def current_graph(self, with_passages: bool = False) -> LocalGraph:
+    def current_graph(self, with_passages: bool = False, join: GraphJoin | None = None) -> LocalGraph:
         version = read_graph_version(self.runner, self.namespace)
-        cached = self.graphs.get(with_passages)
+        cached = self.graphs.get((with_passages, join))
         if cached is not None and cached.version == version:
             return cached
         graph: LocalGraph | None = None
         for _ in range(MAX_GRAPH_READS):
             graph = self.runner.transaction(
-                lambda tx: read_phrase_graph(tx, self.namespace, with_passages), write=False
+                lambda tx: read_phrase_graph(tx, self.namespace, with_passages, join), write=False
             )
             self.graph_reads += 1
             if graph.version is not None:
-                self.graphs[with_passages] = graph
+                self.graphs[with_passages, join] = graph
                 return graph
         assert graph is not None
         return graph  # writers kept committing: use this read once
@@ -463,14 +519,19 @@ class LocalPpr:
         return ppr.personalized_pagerank(graph.transition, graph.dangling, reset, damping, iters, tol)
 
     def run(
-        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+        self,
+        seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        join: GraphJoin | None = None,
     ) -> dict[str, float]:
-        graph = self.current_graph()
+        graph = self.current_graph(join=join)
         reset = {graph.index[k]: w for k, w in positive_seeds(seeds).items() if k in graph.index}
         scores = self._scores(graph, reset, damping, max_iterations, tolerance)
         if scores is None:
             return {}
-        return {graph.ids[i]: float(scores[i]) for i in np.flatnonzero(scores > 0)}
+        return {graph.ids[i]: float(scores[i]) for i in np.flatnonzero(scores[: graph.n_ranked] > 0)}
 
     def passage_scores(
         self,
@@ -480,10 +541,11 @@ class LocalPpr:
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         if limit <= 0:
             return []
-        scores = self.run(seeds, damping, max_iterations, tolerance)
+        scores = self.run(seeds, damping, max_iterations, tolerance, join)
         return aggregate_passage_scores(self.runner, self.namespace, scores, limit, explain_phrases)
 
     def passage_node_scores(
@@ -495,10 +557,11 @@ class LocalPpr:
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         if limit <= 0:
             return []
-        graph = self.current_graph(with_passages=True)
+        graph = self.current_graph(with_passages=True, join=join)
         reset: dict[int, float] = {}
         for k, w in positive_seeds(phrase_seeds).items():
             i = graph.index.get(k)
@@ -511,7 +574,7 @@ class LocalPpr:
         scores = self._scores(graph, reset, damping, max_iterations, tolerance)
         if scores is None:
             return []
-        passages = [(graph.ids[i], float(scores[i])) for i in range(graph.n_phrases, len(graph.ids))]
+        passages = [(graph.ids[i], float(scores[i])) for i in range(graph.n_phrases, graph.n_ranked)]
         ranked = sorted(((p, s) for p, s in passages if s > 0), key=lambda ps: (-ps[1], ps[0]))[:limit]
         wanted = sorted({phrase_id for p, _ in ranked for phrase_id in graph.mentions.get(p, [])})
         names: dict[str, str] = {}
@@ -570,7 +633,7 @@ class AuraPpr(LocalPpr):
     def _in_session(
         self, graph: LocalGraph, sources: list[tuple[int, float]], d: float, it: int, tol: float
     ) -> np.ndarray:
-        kind = "passages" if graph.with_passages else "phrases"
+        kind = ("passages" if graph.with_passages else "phrases") + graph.kind
         name = session_graph_name(kind, graph.version if graph.version is not None else -1)
         session = self._session(graph)
         if self.constructed.get(kind) != name or graph.version is None:

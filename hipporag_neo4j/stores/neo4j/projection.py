@@ -7,7 +7,9 @@ Two kinds, each projected on first use:
 
 Names: ``hipporag.<database>.<namespace>.v<version>`` and
 ``hipporag.<database>.<namespace>.passages.v<version>`` (database and namespace are plain identifiers,
-so the dots make each prefix unambiguous). Every write bumps the version, so the first query after a
+so the dots make each prefix unambiguous). Retrieval over the joined graph has catalogs of its own per
+kind and set of relationship types (``...joined.<digest>.v<version>``, projected by
+``gds_project_*_joined``). Every write bumps the version, so the first query after a
 write projects anew and then drops the namespace's projections of that kind with a LOWER version;
 queries in between reuse the warm one. A newer projection is never dropped: another process that has
 read the newer version may be using it, and a process that read an older version finds its own
@@ -20,10 +22,12 @@ drops the current one when this process made it (``doctor`` shows what the names
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.stores.base import GraphJoin
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 
@@ -41,14 +45,30 @@ def namespace_prefix(database: str, namespace: str) -> str:
     return f"hipporag.{safe_identifier(database, 'database')}.{safe_identifier(namespace, 'namespace')}."
 
 
-def graph_prefix(database: str, namespace: str, kind: ProjectionKind = "phrases") -> str:
-    return f"{namespace_prefix(database, namespace)}{_KIND_INFIX[kind]}v"
+def join_infix(join: GraphJoin | None) -> str:
+    """``joined.<digest of the relationship types>.`` for a joined graph, else nothing."""
+    if join is None:
+        return ""
+    digest = hashlib.sha256("\n".join(sorted(join.rel_types)).encode()).hexdigest()[:12]
+    return f"joined.{digest}."
 
 
-def graph_name(database: str, namespace: str, version: int, kind: ProjectionKind = "phrases") -> str:
+def graph_prefix(
+    database: str, namespace: str, kind: ProjectionKind = "phrases", join: GraphJoin | None = None
+) -> str:
+    return f"{namespace_prefix(database, namespace)}{_KIND_INFIX[kind]}{join_infix(join)}v"
+
+
+def graph_name(
+    database: str,
+    namespace: str,
+    version: int,
+    kind: ProjectionKind = "phrases",
+    join: GraphJoin | None = None,
+) -> str:
     if version < 0:
         raise ValueError("graph version must be >= 0")
-    return f"{graph_prefix(database, namespace, kind)}{version}"
+    return f"{graph_prefix(database, namespace, kind, join)}{version}"
 
 
 @dataclass(frozen=True)
@@ -68,12 +88,18 @@ class ProjectionCatalog:
     """Keeps one warm projection of one kind per namespace, re-projected when the graph version moves on."""
 
     def __init__(
-        self, runner: CypherRunner, database: str, namespace: str, kind: ProjectionKind = "phrases"
+        self,
+        runner: CypherRunner,
+        database: str,
+        namespace: str,
+        kind: ProjectionKind = "phrases",
+        join: GraphJoin | None = None,
     ) -> None:
         self.runner = runner
         self.database = database
         self.namespace = namespace
         self.kind: ProjectionKind = kind
+        self.join = join
         self.current: Projection | None = None
         self.projections_made = 0
         self.made_here: set[str] = set()  # names this process projected (dropped on close when current)
@@ -86,9 +112,12 @@ class ProjectionCatalog:
         return Projection(name, version, int(row["node_count"]), int(row["relationship_count"]))
 
     def _project(self, name: str, version: int) -> Projection:
+        statement, params = _PROJECT_STATEMENT[self.kind], dict[str, Any]()
+        if self.join is not None:
+            statement, params = f"{statement}_joined", {"types": list(self.join.rel_types)}
         try:
             rows = self.runner.read(
-                _PROJECT_STATEMENT[self.kind], leader=True, graph_name=name, namespace=self.namespace
+                statement, leader=True, graph_name=name, namespace=self.namespace, **params
             )
         except StoreError:
             # a concurrent process, or a retry of ours whose first commit did go through, made it already
@@ -108,7 +137,7 @@ class ProjectionCatalog:
 
     def ensure(self, version: int) -> Projection:
         """The projection of graph ``version``, made if missing; older ones of the namespace dropped."""
-        name = graph_name(self.database, self.namespace, version, self.kind)
+        name = graph_name(self.database, self.namespace, version, self.kind, self.join)
         if self.current is not None and self.current.name == name:
             return self.current
         projection = self._info(name, version) or self._project(name, version)
@@ -121,7 +150,7 @@ class ProjectionCatalog:
         rows = self.runner.read(
             "gds_drop_stale_graphs",
             leader=True,
-            prefix=graph_prefix(self.database, self.namespace, self.kind),
+            prefix=graph_prefix(self.database, self.namespace, self.kind, self.join),
             version=version,
         )
         dropped = [str(row["dropped"]) for row in rows]

@@ -25,6 +25,7 @@ from hipporag_neo4j.stores.base import (
     DeleteReport,
     EmbeddedKind,
     FactHit,
+    GraphJoin,
     Matrix,
     PassageRecord,
     PassageScore,
@@ -67,7 +68,7 @@ class Neo4jStore:
         self._runner: CypherRunner | None = None
         self._caps: Neo4jCapabilities | None = None
         self._engine: PprEngine | None = None
-        self._catalogs: dict[ProjectionKind, ProjectionCatalog] = {}
+        self._catalogs: dict[tuple[ProjectionKind, GraphJoin | None], ProjectionCatalog] = {}
         self._meta: StoreMeta | None = None
         self._aura_sessions = aura_sessions
 
@@ -248,11 +249,16 @@ class Neo4jStore:
             fallback_local=aura.fallback_local,
         )
 
-    def projections(self, kind: ProjectionKind = "phrases") -> ProjectionCatalog:
-        """The GDS projection catalog of one kind (the phrase graph, or with Passage nodes)."""
-        if kind not in self._catalogs:
-            self._catalogs[kind] = ProjectionCatalog(self.runner, self.database, self.namespace, kind)
-        return self._catalogs[kind]
+    def projections(
+        self, kind: ProjectionKind = "phrases", join: GraphJoin | None = None
+    ) -> ProjectionCatalog:
+        """The GDS projection catalog of one kind (the phrase graph, or with Passage nodes), plain or
+        joined with your graph."""
+        if (kind, join) not in self._catalogs:
+            self._catalogs[kind, join] = ProjectionCatalog(
+                self.runner, self.database, self.namespace, kind, join
+            )
+        return self._catalogs[kind, join]
 
     def gds_projections(self) -> list[dict[str, Any]]:
         """The namespace's projections in the GDS catalog with their heap use (``doctor``); empty
@@ -276,9 +282,10 @@ class Neo4jStore:
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         return self.ppr_engine().passage_scores(
-            seeds, damping, max_iterations, tolerance, limit, explain_phrases
+            seeds, damping, max_iterations, tolerance, limit, explain_phrases, join
         )
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
@@ -298,9 +305,10 @@ class Neo4jStore:
         tolerance: float,
         limit: int,
         explain_phrases: int,
+        join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         return self.ppr_engine().passage_node_scores(
-            phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases
+            phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases, join
         )
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
