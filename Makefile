@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
-.PHONY: install install-dev demo test test-fast lint typecheck format bench clean setup-local-llm test-llm-live
+.PHONY: install install-dev demo demo-link test test-fast lint typecheck format bench clean setup-local-llm test-llm-live
 
 install:            ## the package (torch first: the CPU build, not the multi-GB CUDA one)
 	$(PIP) install torch==2.13.0
@@ -15,6 +15,9 @@ install-dev:        ## the package and everything the tests need (Python and the
 
 demo:               ## the offline demo on the embedded store
 	hipporag-neo4j demo
+
+demo-link:          ## the linking demo: a bundled graph of accounts changes a retrieval result
+	hipporag-neo4j demo --link
 
 lint:               ## ruff (lint + format check) and mypy (strict on the package)
 	ruff check .

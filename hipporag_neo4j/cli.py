@@ -342,13 +342,21 @@ def doctor_cmd(ctx: Context) -> None:
 
 @main.command("demo")
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep the demo store here.")
+@click.option(
+    "--link",
+    is_flag=True,
+    help="The linking demo instead: a bundled graph of accounts linked to the corpus, one question "
+    "retrieved without and with the joined graph (always on the embedded store).",
+)
 @click.pass_obj
-def demo_cmd(ctx: Context, keep: Path | None) -> None:
+def demo_cmd(ctx: Context, keep: Path | None, link: bool) -> None:
     """Index the bundled demo corpus (recorded extraction, no LLM); compare HippoRAG with dense retrieval."""
+    from hipporag_neo4j.demo.link import run_link_demo
     from hipporag_neo4j.demo.run import run_demo
 
+    run = run_link_demo if link else run_demo
     with exit_on_error():
-        outcome = run_demo(ctx.settings(), keep=keep, echo=None if ctx.as_json else click.echo)
+        outcome = run(ctx.settings(), keep=keep, echo=None if ctx.as_json else click.echo)
     if ctx.as_json:
         click.echo(json.dumps(outcome, indent=2, ensure_ascii=False, default=str))
 

@@ -137,6 +137,26 @@ def test_demo_shows_hipporag_beating_dense_on_the_showcase() -> None:
     assert outcome["index"]["passages"] == 42 and not outcome["index"]["failed"]
 
 
+def test_link_demo_shows_your_graph_changing_the_result() -> None:
+    """`demo --link` (run once, through the function the command calls, to keep the suite fast)."""
+    from hipporag_neo4j.demo.link import run_link_demo
+    from hipporag_neo4j.settings import load_settings
+
+    printed: list[str] = []
+    outcome = run_link_demo(load_settings(env_file=None), echo=printed.append)
+    plain, joined = outcome["plain"], outcome["joined"]
+    assert outcome["link"]["exact"] == 3 and outcome["imported"]["relationships_added"] == 2
+    assert plain != joined and plain == joined[: len(plain)]  # the question's own passages stay on top
+    # the parent company (only your graph says it owns Kestrel Enzymes) and its founder came in
+    assert {"Lumora Biotics", "Tomasz Wierzbicki"} <= set(outcome["new_with_joined_graph"])
+    assert "Lumora Biotics" not in plain
+    assert outcome["linked_entities"]["Lumora Biotics"] == ["acct-1001"]
+    assert outcome["seeded_from_acct_1001"][0] == "Lumora Biotics"
+    text = "\n".join(printed)
+    assert "joined, via SUBSIDIARY_OF" in text and "+3. Lumora Biotics [acct-1001]" in text
+    assert "--link" in run("demo", "--help")[1]
+
+
 def test_demo_human_output() -> None:
     code, out = run("demo")
     assert code == 0
