@@ -142,6 +142,44 @@ def test_index_as_job_query_delete(small: tuple[ServerProcess, list[dict[str, st
         assert "p001" not in [item["passage"]["id"] for item in after["passages"]]
 
 
+def test_query_from_seed_nodes_over_the_joined_graph(tmp_path: Path) -> None:
+    """seed_nodes, joined and via in the /query body (the enterprise graph imported beside the store)."""
+    from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
+    from hipporag_neo4j.linking.graph_file import EntityGraph
+    from hipporag_neo4j.linking.model import EnterpriseEdge, EnterpriseNode, SameAs
+    from hipporag_neo4j.text import make_phrase_id
+
+    passages, table = chain_corpus(6)
+    server = harness(tmp_path, table, {})
+    try:
+        with httpx.Client(base_url=server.url, headers=KEY) as client:
+            assert client.post("/passages", json={"passages": passages[:3]}).status_code == 200
+            assert client.post("/passages", json={"passages": passages[4:]}).status_code == 200
+            # entity 0..3 and entity 4..6 are two separate chains; your graph says a1 OWNS a5
+            with EmbeddedEnterpriseGraph(tmp_path / "kb") as graph:
+                nodes = [EnterpriseNode("a1", ("Account",), {"name": "one"}),
+                         EnterpriseNode("a5", ("Account",), {"name": "five"})]  # fmt: skip
+                graph.import_graph(EntityGraph(nodes, [EnterpriseEdge("a1", "OWNS", "a5")]))
+                links = [SameAs(make_phrase_id("entity 1"), "a1", 1.0, "exact"),
+                         SameAs(make_phrase_id("entity 5"), "a5", 1.0, "exact")]  # fmt: skip
+                graph.write_links(links, "Account")
+            plain = client.post("/query", json={"seed_nodes": ["a1"], "top_k": 6}).json()
+            ids = [item["passage"]["id"] for item in plain["passages"]]
+            assert ids and set(ids) <= {"p000", "p001", "p002"}  # its own chain only
+            assert plain["seed_links"][0]["query_entity"] == "a1"
+            via = client.post("/query", json={"seed_nodes": ["a1"], "via": ["OWNS"], "top_k": 6}).json()
+            assert via["joined"] == ["OWNS"] and {"p004", "p005"} & {
+                i["passage"]["id"] for i in via["passages"]
+            }
+            five = next(i for i in via["passages"] if i["passage"]["id"] in ("p004", "p005"))
+            assert [n["node_id"] for n in five["linked_entities"]] == ["a5"]
+            bad = client.post("/query", json={"seed_nodes": ["a1"], "via": ["NOT OK"]})
+            assert bad.status_code == 422 and "relationship type" in bad.json()["detail"]
+            assert client.post("/query", json={"query": ""}).status_code == 422
+    finally:
+        server.terminate()
+
+
 def test_answer_reads_the_retrieved_passages_with_the_llm(tmp_path: Path, llm_server: ReplayServer) -> None:
     passages, table = chain_corpus(4)
     llm_server.script(

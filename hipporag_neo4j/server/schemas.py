@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from hipporag_neo4j.models import PassageInput, RetrievalMode, RetrievalStrategy
 
@@ -34,12 +34,6 @@ class QueryRequest(_Body):
     via: list[str] | None = Field(
         None, description="Relationship types of your graph the joined walk follows (implies joined)."
     )
-
-    @model_validator(mode="after")
-    def _question_or_seeds(self) -> QueryRequest:
-        if not self.query.strip() and not self.seed_nodes:
-            raise ValueError("give a query, or seed_nodes")
-        return self
 
 
 class AnswerRequest(_Body):
