@@ -118,6 +118,11 @@ def test_browser_style_colours_and_captions_our_labels() -> None:
         assert "color:" in block and f'caption: "{caption}";' in block
     assert blocks["node.Passage"] != blocks["node.Phrase"]
     assert {"relationship.RELATION", "relationship.SYNONYM", "relationship.MENTIONS"} <= set(blocks)
+    # the joined graph: links to your nodes, and the labels of the README's and the linking demo's graph
+    assert 'caption: "{method} {score}";' in blocks["relationship.SAME_AS"]
+    for label in ("Account", "Customer", "Company"):
+        assert 'caption: "{name}";' in blocks[f"node.{label}"]
+        assert blocks[f"node.{label}"] not in (blocks["node.Passage"], blocks["node.Phrase"])
 
 
 def test_ci_workflow_runs_the_neo4j_tests_against_both_gds_generations() -> None:

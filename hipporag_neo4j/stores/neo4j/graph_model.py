@@ -99,4 +99,5 @@ PARAMETERS: Final[dict[str, Any]] = {
     "skip": 0,
     "types": ["SUBSIDIARY_OF"],
     "node_ids": ["4:0a1b:12"],
+    "node_id": "4:0a1b:12",
 }
