@@ -352,6 +352,20 @@ class HippoRAG:
         with open_enterprise_graph(self) as graph:
             return link_nodes(self.store, self.embedder, graph, label, prop, min_similarity=min_similarity)
 
+    def import_graph(self, path: str | Path) -> dict[str, int]:
+        """Embedded store: import an entity graph (JSONL of nodes and relationships) to link to, into
+        ``enterprise.sqlite`` beside the store; idempotent. On Neo4j your nodes are in the database."""
+        from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
+        from hipporag_neo4j.linking.graph_file import load_entity_graph
+
+        if self.settings.backend != "embedded":
+            raise InputError(
+                "importing a graph file is for the embedded store; on Neo4j, link to nodes in the database"
+            )
+        graph = load_entity_graph(path)
+        with EmbeddedEnterpriseGraph(self.settings.embedded_store_path) as enterprise:
+            return enterprise.import_graph(graph)
+
     def unlink(self, label: str | None = None) -> int:
         """Remove the SAME_AS links (to ``label`` nodes, or all); returns how many were removed."""
         from hipporag_neo4j.linking.graphs import open_enterprise_graph

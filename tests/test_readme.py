@@ -20,3 +20,6 @@ def test_readme_python_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Thomas is a professor at Stanford." in out
     assert "passages=1" in out  # after delete(["t"])
+    # linking: from the parent account, through SUBSIDIARY_OF, to the subsidiary's passage
+    about = next(line for line in out.splitlines() if line.startswith("about a2:"))
+    assert "('globex', ['a2'])" in about and "('acme', ['a1'])" in about, about

@@ -12,8 +12,6 @@ from typing import Any
 
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.demo.run import demo_file
-from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
-from hipporag_neo4j.linking.graph_file import load_entity_graph
 from hipporag_neo4j.models import RetrievalMode, RetrievalResult
 from hipporag_neo4j.settings import Settings
 
@@ -60,8 +58,7 @@ def run_link_demo(
     try:
         with HippoRAG(settings) as memory:
             memory.index_openie(demo_file("openie_demo.json"))
-            with EmbeddedEnterpriseGraph(settings.embedded_store_path) as graph:
-                imported = graph.import_graph(load_entity_graph(demo_file("enterprise_graph.jsonl")))
+            imported = memory.import_graph(demo_file("enterprise_graph.jsonl"))
             report = memory.link(LABEL, "name")
             plain = memory.retrieve(QUESTION, mode=MODE, top_k=top_k)
             joined = memory.retrieve(QUESTION, mode=MODE, top_k=top_k, via=VIA)

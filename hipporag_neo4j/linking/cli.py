@@ -10,7 +10,6 @@ import click
 
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.cli_support import Context, emit, exit_on_error, print_retrieval
-from hipporag_neo4j.errors import InputError
 
 T = TypeVar("T")
 
@@ -52,15 +51,7 @@ def link_cmd(ctx: Context, label: str, prop: str, min_similarity: float, graph_f
     from hipporag_neo4j.linking.linker import LinkReport
 
     def action(memory: HippoRAG) -> tuple[dict[str, int] | None, LinkReport]:
-        imported = None
-        if graph_file is not None:
-            from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
-            from hipporag_neo4j.linking.graph_file import load_entity_graph
-
-            if memory.settings.backend != "embedded":
-                raise InputError("--graph is for the embedded store; on Neo4j, link to nodes in the database")
-            with EmbeddedEnterpriseGraph(memory.settings.embedded_store_path) as graph:
-                imported = graph.import_graph(load_entity_graph(graph_file))
+        imported = memory.import_graph(graph_file) if graph_file is not None else None
         return imported, memory.link(label, prop, min_similarity=min_similarity)
 
     imported, report = _run(ctx, action)
