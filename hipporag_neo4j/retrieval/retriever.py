@@ -217,7 +217,6 @@ class Retriever:
         join: GraphJoin | None,
         node_links: Sequence[LinkedPhrase],
     ) -> RetrievalResult:
-
         graph_run: _GraphRun | None = None
         dense_scores: list[PassageScore] = []
         combined: dict[str, float]
