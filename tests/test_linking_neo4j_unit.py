@@ -4,17 +4,19 @@ test_cypher_lint.py and run against a server in test_linking.py's Neo4j tests.""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from neo4j_fake import FakeDriver, FakeGraph, FakeServer
+from test_neo4j_aura import FakeSessions
 
 from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.linking.model import SameAs
 from hipporag_neo4j.linking.neo4j import Neo4jEnterpriseGraph
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import GraphJoin, PassageScore
-from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr, PprEngine
+from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, GdsPpr, LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, join_infix
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
@@ -142,6 +144,9 @@ def joined_server() -> tuple[FakeServer, dict[str, int]]:
     return FakeServer(g), nodes
 
 
+SESSIONS = FakeSessions()  # an Aura Graph Analytics session manager (test_neo4j_aura's fake)
+
+
 def engines(srv: FakeServer) -> dict[str, PprEngine]:
     driver = srv.install(FakeDriver())
     runner = CypherRunner(
@@ -152,10 +157,12 @@ def engines(srv: FakeServer) -> dict[str, PprEngine]:
     def catalog(kind: ProjectionKind, join: GraphJoin | None = None) -> ProjectionCatalog:
         return catalogs.setdefault((kind, join), ProjectionCatalog(runner, "neo4j", NS, kind, join))
 
+    aura = AuraPpr(runner, NS, SESSIONS, session="s", memory=None, ttl=timedelta(minutes=5))
     return {
         "local": LocalPpr(runner, NS),
         "gds-weighted": GdsPpr(runner, catalog, NS, weighted=True),
         "gds-linear": GdsPpr(runner, catalog, NS, weighted=False),
+        "aura": aura,
     }
 
 
@@ -180,7 +187,9 @@ def test_joined_walk_reaches_the_subsidiary_on_every_engine() -> None:
         assert [s.passage_id for s in walk] == ["globex", "acme"], name
         assert [s.passage_id for s in walk_plain] == ["globex"], name
         found[name] = [relative(joined), relative(walk)]
-    assert found["local"] == found["gds-weighted"] == found["gds-linear"]
+    assert found["local"] == found["gds-weighted"] == found["gds-linear"] == found["aura"]
+    infix = join_infix(JOIN)[:-1]  # joined.<digest>
+    assert {f"hipporag-phrases.{infix}-v1", f"hipporag-passages.{infix}-v1"} <= set(SESSIONS.constructed)
     joined_projections = [name for name in srv.catalog if join_infix(JOIN) in name]
     assert len(joined_projections) == 2  # one per kind, beside the plain ones and the SAME_AS-only ones
     sizes = sorted(len(srv.catalog[n].iids) for n in joined_projections)

@@ -633,7 +633,9 @@ class AuraPpr(LocalPpr):
     def _in_session(
         self, graph: LocalGraph, sources: list[tuple[int, float]], d: float, it: int, tol: float
     ) -> np.ndarray:
-        kind = ("passages" if graph.with_passages else "phrases") + graph.kind
+        kind = ("passages" if graph.with_passages else "phrases") + (
+            f".{graph.kind[:-1]}" if graph.kind else ""
+        )
         name = session_graph_name(kind, graph.version if graph.version is not None else -1)
         session = self._session(graph)
         if self.constructed.get(kind) != name or graph.version is None:
