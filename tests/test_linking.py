@@ -16,7 +16,7 @@ from fakes import FixedQueryNER, HashEmbedder, TableExtractor
 from pipeline_support import make_memory
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.errors import InputError
+from hipporag_neo4j.errors import ConfigError, InputError
 from hipporag_neo4j.linking.embedded import DB_FILE, EmbeddedEnterpriseGraph
 from hipporag_neo4j.linking.graph_file import load_entity_graph
 from hipporag_neo4j.linking.linker import LinkReport, link_nodes, unlink_nodes
@@ -247,6 +247,26 @@ def test_a_question_over_the_joined_graph(setup: Linked, mode: RetrievalMode) ->
     globex = joined.passages[0].linked_entities
     assert [(n.node_id, n.labels) for n in globex] == [(setup.node("p1"), [setup.label("Company")])]
     assert _score(seeded, "acme") > _score(plain, "acme") and seeded.linked == plain.linked
+
+
+def test_joined_graph_from_the_settings(setup: Linked, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hipporag_neo4j.settings import load_settings
+
+    monkeypatch.setenv("HIPPORAG_RETRIEVAL__JOINED_GRAPH", "true")
+    monkeypatch.setenv("HIPPORAG_RETRIEVAL__JOINED_REL_TYPES", '["SUBSIDIARY_OF", "SUBSIDIARY_OF"]')
+    retrieval = load_settings(env_file=None).retrieval
+    assert retrieval.joined_graph and retrieval.joined_rel_types == ["SUBSIDIARY_OF"]
+    setup.link("Customer")
+    setup.link("Company")
+    memory, p1 = setup.memory, setup.node("p1")
+    memory.settings.retrieval.joined_graph = True
+    memory.settings.retrieval.joined_rel_types = ["SUBSIDIARY_OF"]
+    by_default = memory.retrieve(seed_nodes=[p1], top_k=3)
+    assert by_default.joined == ["SUBSIDIARY_OF"] and "acme" in _ids(by_default)
+    assert _ids(memory.retrieve(seed_nodes=[p1], top_k=3, joined=False)) == ["globex"]  # the call decides
+    monkeypatch.setenv("HIPPORAG_RETRIEVAL__JOINED_REL_TYPES", '["NOT OK"]')
+    with pytest.raises(ConfigError, match="not plain identifiers"):
+        load_settings(env_file=None)
 
 
 def test_joined_walk_follows_link_and_unlink(setup: Linked) -> None:
