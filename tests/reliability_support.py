@@ -35,14 +35,19 @@ def run_worker(*args: str, expect_kill: bool = False) -> subprocess.CompletedPro
 
 
 def dump_store(path: Path) -> dict[str, Any]:
-    """Every row of every table (sorted), and the metadata but the graph version (a write counter)."""
+    """Every row of every table (sorted), and the metadata but the graph version (a write counter) and
+    the commit token (random per write)."""
     conn = sqlite3.connect(path / "graph.sqlite")
     try:
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         tables = {
             t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) if t in present else [] for t in TABLES
         }
-        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key != 'graph_version'").fetchall())
+        meta = dict(
+            conn.execute(
+                "SELECT key, value FROM meta WHERE key NOT IN ('graph_version', 'graph_token')"
+            ).fetchall()
+        )
         return {**tables, "meta": meta}
     finally:
         conn.close()

@@ -63,6 +63,7 @@ def test_a_store_path_with_dot_dot_stays_where_it_resolves(tmp_path: Path) -> No
         "graph.sqlite",
         "graph.sqlite-wal",
         "graph.sqlite-shm",
+        "snapshot",  # the persisted retrieval snapshot
     }
 
 

@@ -1,10 +1,16 @@
-"""In-memory view of the embedded store for retrieval: matrices built once per graph version."""
+"""In-memory view of the embedded store for retrieval: matrices built once per graph version.
+
+Everything is flat numpy arrays (ids and names in :class:`StringTable`, vectors, CSR matrices with int32
+indices), so a snapshot can be persisted beside SQLite and memory-mapped on the next open
+(:mod:`snapshot_files`) instead of rebuilt from SQL (102 s at 1M phrases).
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -14,6 +20,9 @@ from hipporag_neo4j.linking.joined import JoinedMatrix
 from hipporag_neo4j.ppr import node_strengths, symmetric_adjacency, transition_matrix
 from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
+from hipporag_neo4j.stores.embedded.strings import StringTable
+
+_FETCH = 20_000  # rows per fetch when streaming vectors out of SQLite
 
 
 def blob_to_matrix(blobs: list[bytes], dim: int) -> Matrix:
@@ -22,32 +31,94 @@ def blob_to_matrix(blobs: list[bytes], dim: int) -> Matrix:
     return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dim).copy()
 
 
-@dataclass
-class PhraseIndex:
-    """Phrase ids, names and vectors; grows in place as phrases are written (no reload per batch)."""
+def _rows_with_vectors(
+    conn: sqlite3.Connection, count_sql: str, sql: str, dim: int
+) -> tuple[list[tuple[Any, ...]], Matrix]:
+    """Rows of ``sql`` whose last column is a vector: the other columns as tuples, the vectors as one
+    matrix filled batch by batch (no list of a million blobs held at once)."""
+    n = int(conn.execute(count_sql).fetchone()[0])
+    vectors = np.empty((n, dim), dtype=np.float32)
+    rows: list[tuple[Any, ...]] = []
+    cursor = conn.execute(sql)
+    while batch := cursor.fetchmany(_FETCH):
+        start = len(rows)
+        if start + len(batch) > n:
+            raise RuntimeError("rows changed during a read transaction")
+        vectors[start : start + len(batch)] = np.frombuffer(
+            b"".join(r[-1] for r in batch), np.float32
+        ).reshape(len(batch), dim)
+        rows.extend(r[:-1] for r in batch)
+    return rows, vectors[: len(rows)]
 
-    ids: list[str]
-    names: list[str]
-    vectors: Matrix
-    position: dict[str, int]
+
+class PhraseIndex:
+    """Phrase ids, names and vectors; grows in place as phrases are written (no reload per batch).
+
+    The vectors live in a buffer with spare room, so appending a batch copies the batch, not the matrix
+    (``np.vstack`` per batch copied 1.5 GiB at 1M phrases); a memory-mapped (read-only) buffer is copied
+    once, on the first append.
+    """
+
+    def __init__(self, ids: StringTable, names: StringTable, vectors: Matrix) -> None:
+        self.ids = ids
+        self.names = names
+        self._buffer = vectors
+        self._n = len(vectors)
+
+    @property
+    def vectors(self) -> Matrix:
+        return self._buffer[: self._n]
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int) -> PhraseIndex:
-        rows = conn.execute("SELECT id, name, embedding FROM phrases ORDER BY rowid").fetchall()
-        ids = [r[0] for r in rows]
+        rows, vectors = _rows_with_vectors(
+            conn,
+            "SELECT COUNT(*) FROM phrases",
+            "SELECT id, name, embedding FROM phrases ORDER BY rowid",
+            dim,
+        )
         return cls(
-            ids=ids,
-            names=[r[1] for r in rows],
-            vectors=blob_to_matrix([r[2] for r in rows], dim),
-            position={pid: i for i, pid in enumerate(ids)},
+            StringTable.of([r[0] for r in rows], searchable=True),
+            StringTable.of([r[1] for r in rows]),
+            vectors,
         )
 
+    def position(self, phrase_id: str) -> int | None:
+        return self.ids.find(phrase_id)
+
     def append(self, ids: list[str], names: list[str], vectors: Matrix) -> None:
-        for pid, name in zip(ids, names, strict=True):
-            self.position[pid] = len(self.ids)
-            self.ids.append(pid)
-            self.names.append(name)
-        self.vectors = np.vstack([self.vectors, vectors]) if len(ids) else self.vectors
+        if not len(ids):
+            return
+        need = self._n + len(vectors)
+        if need > len(self._buffer) or not self._buffer.flags.writeable:
+            grown = np.empty((max(need, self._n + self._n // 4), self._buffer.shape[1]), dtype=np.float32)
+            grown[: self._n] = self._buffer[: self._n]
+            self._buffer = grown
+        self._buffer[self._n : need] = vectors
+        self._n = need
+        self.ids.append(ids)
+        self.names.append(names)
+
+    def arrays(self) -> dict[str, npt.NDArray[Any]]:
+        ids, id_offsets, id_order = self.ids.arrays()
+        names, name_offsets, _ = self.names.arrays()
+        assert id_order is not None
+        return {
+            "phrase_ids": ids,
+            "phrase_id_offsets": id_offsets,
+            "phrase_id_order": id_order,
+            "phrase_names": names,
+            "phrase_name_offsets": name_offsets,
+            "phrase_vectors": self.vectors,
+        }
+
+    @classmethod
+    def from_arrays(cls, a: dict[str, npt.NDArray[Any]]) -> PhraseIndex:
+        return cls(
+            StringTable(a["phrase_ids"], a["phrase_id_offsets"], a["phrase_id_order"]),
+            StringTable(a["phrase_names"], a["phrase_name_offsets"]),
+            a["phrase_vectors"],
+        )
 
 
 @dataclass
@@ -62,17 +133,35 @@ class FactIndex:
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int) -> FactIndex:
-        rows = conn.execute(
+        rows, vectors = _rows_with_vectors(
+            conn,
+            "SELECT COUNT(*) FROM facts WHERE embedding IS NOT NULL",
             "SELECT id, subject_id, predicate, object_id, embedding FROM facts "
-            "WHERE embedding IS NOT NULL ORDER BY rowid"
-        ).fetchall()
+            "WHERE embedding IS NOT NULL ORDER BY rowid",
+            dim,
+        )
         return cls(
             ids=[r[0] for r in rows],
             subject_ids=[r[1] for r in rows],
             predicates=[r[2] for r in rows],
             object_ids=[r[3] for r in rows],
-            vectors=blob_to_matrix([r[4] for r in rows], dim),
+            vectors=vectors,
         )
+
+
+def _csr(
+    data: npt.NDArray[Any], indices: npt.NDArray[Any], indptr: npt.NDArray[Any], shape: tuple[int, int]
+) -> sp.csr_matrix:
+    """A CSR matrix over the given arrays without copying them (memory-mapped arrays stay mapped)."""
+    return sp.csr_matrix((data, indices, indptr), shape=shape, copy=False)
+
+
+def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
+    """int32 indices where they fit (scipy picks int64 for large inputs)."""
+    if matrix.nnz < 2**31 and max(matrix.shape) < 2**31:
+        matrix.indices = matrix.indices.astype(np.int32, copy=False)
+        matrix.indptr = matrix.indptr.astype(np.int32, copy=False)
+    return matrix
 
 
 @dataclass
@@ -80,14 +169,12 @@ class GraphSnapshot:
     """Everything retrieval needs, as arrays indexed by phrase / passage position."""
 
     phrases: PhraseIndex
-    passage_ids: list[str]
-    passage_position: dict[str, int]
+    passage_ids: StringTable
     passage_vectors: Matrix
     mentions: sp.csr_matrix  # passages x phrases, occurrence counts
-    passage_counts: npt.NDArray[np.int64]  # per phrase
+    passage_counts: npt.NDArray[np.int32]  # per phrase
     adjacency: sp.csr_matrix  # phrases x phrases, symmetric, RELATION + SYNONYM weights
-    transition: sp.csr_matrix
-    dangling: npt.NDArray[np.bool_]
+    transition: sp.csr_matrix  # same pattern as adjacency (shares its index arrays)
     strength: npt.NDArray[np.float64]  # weighted degree per phrase, for forward push
     n_relation_edges: int
     n_synonym_edges: int
@@ -96,6 +183,13 @@ class GraphSnapshot:
     facts: FactIndex | None = None  # loaded on first fact search
     joined: dict[tuple[tuple[str, ...], bool], JoinedMatrix] = field(default_factory=dict, repr=False)
     ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
+
+    @property
+    def dangling(self) -> npt.NDArray[np.bool_]:
+        return np.asarray(self.strength == 0)
+
+    def passage_position(self, passage_id: str) -> int | None:
+        return self.passage_ids.find(passage_id)
 
     def passage_graph(self) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
         """Transition matrix and dangling mask of HippoRAG 2's graph: the phrase graph plus one node per
@@ -123,57 +217,134 @@ class GraphSnapshot:
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int, phrases: PhraseIndex) -> GraphSnapshot:
         n_phrases = len(phrases.ids)
-        rows = conn.execute("SELECT id, embedding FROM passages ORDER BY rowid").fetchall()
-        passage_ids = [r[0] for r in rows]
-        passage_position = {pid: i for i, pid in enumerate(passage_ids)}
-        passage_vectors = blob_to_matrix([r[1] for r in rows], dim)
+        rows, passage_vectors = _rows_with_vectors(
+            conn, "SELECT COUNT(*) FROM passages", "SELECT id, embedding FROM passages ORDER BY rowid", dim
+        )
+        passage_list = [r[0] for r in rows]
+        del rows
+        passage_position = {pid: i for i, pid in enumerate(passage_list)}
+        pos = {pid: i for i, pid in enumerate(phrases.ids)}  # transient: only while building
 
-        pos = phrases.position
         m_rows, m_cols, m_data = [], [], []
         for passage_id, phrase_id, count in conn.execute("SELECT passage_id, phrase_id, count FROM mentions"):
             m_rows.append(passage_position[passage_id])
             m_cols.append(pos[phrase_id])
             m_data.append(count)
-        mentions = sp.csr_matrix(
-            (
-                np.array(m_data, dtype=np.float64),
-                (np.array(m_rows, dtype=np.int64), np.array(m_cols, dtype=np.int64)),
-            ),
-            shape=(len(passage_ids), n_phrases),
+        mentions = _compact(
+            sp.csr_matrix(
+                (
+                    np.array(m_data, dtype=np.float64),
+                    (np.array(m_rows, dtype=np.int64), np.array(m_cols, dtype=np.int64)),
+                ),
+                shape=(len(passage_list), n_phrases),
+            )
         )
-        passage_counts = np.diff(mentions.tocsc().indptr).astype(np.int64)  # non-zeros per phrase column
+        del m_rows, m_cols, m_data, passage_position
+        passage_counts = np.bincount(mentions.indices, minlength=n_phrases).astype(np.int32)
 
         sources: list[int] = []
         targets: list[int] = []
         weights: list[float] = []
-        relation_rows = conn.execute(RELATION_EDGES).fetchall()
-        for subject_id, object_id, weight in relation_rows:
+        n_relation = n_synonym = 0
+        for subject_id, object_id, weight in conn.execute(RELATION_EDGES):
             sources.append(pos[subject_id])
             targets.append(pos[object_id])
             weights.append(float(weight))
-        synonym_rows = conn.execute("SELECT source_id, target_id, score FROM synonyms").fetchall()
-        for source_id, target_id, score in synonym_rows:
+            n_relation += 1
+        for source_id, target_id, score in conn.execute("SELECT source_id, target_id, score FROM synonyms"):
             sources.append(pos[source_id])
             targets.append(pos[target_id])
             weights.append(float(score))
-        adjacency = symmetric_adjacency(
-            np.array(sources, dtype=np.int64),
-            np.array(targets, dtype=np.int64),
-            np.array(weights, dtype=np.float64),
-            n_phrases,
+            n_synonym += 1
+        del pos
+        adjacency = _compact(
+            symmetric_adjacency(
+                np.array(sources, dtype=np.int64),
+                np.array(targets, dtype=np.int64),
+                np.array(weights, dtype=np.float64),
+                n_phrases,
+            )
         )
-        transition, dangling = transition_matrix(adjacency)
+        del sources, targets, weights
+        transition, _ = transition_matrix(adjacency)
+        transition = _compact(transition)
+        if np.array_equal(transition.indptr, adjacency.indptr) and np.array_equal(
+            transition.indices, adjacency.indices
+        ):
+            transition = _csr(transition.data, adjacency.indices, adjacency.indptr, transition.shape)
         return cls(
             phrases=phrases,
-            passage_ids=passage_ids,
-            passage_position=passage_position,
+            passage_ids=StringTable.of(passage_list, searchable=True),
             passage_vectors=passage_vectors,
             mentions=mentions,
             passage_counts=passage_counts,
             adjacency=adjacency,
             transition=transition,
-            dangling=dangling,
             strength=node_strengths(adjacency),
-            n_relation_edges=len(relation_rows),
-            n_synonym_edges=len(synonym_rows),
+            n_relation_edges=n_relation,
+            n_synonym_edges=n_synonym,
+        )
+
+    # --- persistence (snapshot_files) --------------------------------------------------------------
+    def arrays(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
+        passage_ids, passage_offsets, passage_order = self.passage_ids.arrays()
+        assert passage_order is not None
+        shared = (
+            self.transition.indices is self.adjacency.indices
+            and self.transition.indptr is self.adjacency.indptr
+        )
+        arrays: dict[str, npt.NDArray[Any]] = {
+            **self.phrases.arrays(),
+            "passage_ids": passage_ids,
+            "passage_id_offsets": passage_offsets,
+            "passage_id_order": passage_order,
+            "passage_vectors": self.passage_vectors,
+            "mentions_data": self.mentions.data,
+            "mentions_indices": self.mentions.indices,
+            "mentions_indptr": self.mentions.indptr,
+            "passage_counts": self.passage_counts,
+            "adjacency_data": self.adjacency.data,
+            "adjacency_indices": self.adjacency.indices,
+            "adjacency_indptr": self.adjacency.indptr,
+            "transition_data": self.transition.data,
+            "strength": self.strength,
+        }
+        if not shared:
+            arrays["transition_indices"] = self.transition.indices
+            arrays["transition_indptr"] = self.transition.indptr
+        extra = {
+            "n_phrases": len(self.phrases.ids),
+            "n_passages": len(self.passage_ids),
+            "n_relation_edges": self.n_relation_edges,
+            "n_synonym_edges": self.n_synonym_edges,
+        }
+        return arrays, extra
+
+    @classmethod
+    def from_arrays(
+        cls, a: dict[str, npt.NDArray[Any]], manifest: dict[str, Any], phrases: PhraseIndex | None = None
+    ) -> GraphSnapshot:
+        n_phrases, n_passages = int(manifest["n_phrases"]), int(manifest["n_passages"])
+        adjacency = _csr(
+            a["adjacency_data"], a["adjacency_indices"], a["adjacency_indptr"], (n_phrases, n_phrases)
+        )
+        transition = _csr(
+            a["transition_data"],
+            a.get("transition_indices", a["adjacency_indices"]),
+            a.get("transition_indptr", a["adjacency_indptr"]),
+            (n_phrases, n_phrases),
+        )
+        return cls(
+            phrases=phrases if phrases is not None else PhraseIndex.from_arrays(a),
+            passage_ids=StringTable(a["passage_ids"], a["passage_id_offsets"], a["passage_id_order"]),
+            passage_vectors=a["passage_vectors"],
+            mentions=_csr(
+                a["mentions_data"], a["mentions_indices"], a["mentions_indptr"], (n_passages, n_phrases)
+            ),
+            passage_counts=a["passage_counts"],
+            adjacency=adjacency,
+            transition=transition,
+            strength=a["strength"],
+            n_relation_edges=int(manifest["n_relation_edges"]),
+            n_synonym_edges=int(manifest["n_synonym_edges"]),
         )

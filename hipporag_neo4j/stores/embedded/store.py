@@ -5,15 +5,20 @@ batch; writers take SQLite's write lock first (``BEGIN IMMEDIATE``) and check wh
 two writers go one at a time and never write the same passage twice. Retrieval runs from an in-memory
 snapshot (numpy / scipy) that is loaded lazily, in one read transaction (WAL: a consistent state even while
 another process commits), and rebuilt when the graph version changes, also when another process wrote.
+A built snapshot is persisted under ``snapshot/`` stamped with the graph version and commit token it
+reflects (:mod:`snapshot_files`), and memory-mapped by the next process that opens the store at that
+version instead of rebuilt.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,9 +50,12 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
+from hipporag_neo4j.stores.embedded import snapshot_files
 from hipporag_neo4j.stores.embedded.knn import nearest_rows
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
+
+log = logging.getLogger(__name__)
 
 DB_FILE = "graph.sqlite"
 _PPR_CACHE_SIZE = 256  # PPR vectors kept per graph version (HippoRAG 2 walk; repeated queries are free)
@@ -71,12 +79,17 @@ def _placeholders(n: int) -> str:
 
 
 class EmbeddedStore:
-    """GraphStore on SQLite + numpy. ``path`` is a directory, created on :meth:`open`."""
+    """GraphStore on SQLite + numpy. ``path`` is a directory, created on :meth:`open`.
+
+    ``persist_snapshot``: write each built retrieval snapshot under ``path / "snapshot"`` and map it on
+    the next open (False: build in memory only, as before).
+    """
 
     backend = "embedded"
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, persist_snapshot: bool = True) -> None:
         self.path = Path(path)
+        self.persist_snapshot = persist_snapshot
         self._conn: sqlite3.Connection | None = None
         self._meta: StoreMeta | None = None
         self._lock = threading.RLock()
@@ -84,6 +97,8 @@ class EmbeddedStore:
         self._snapshot: GraphSnapshot | None = None
         self._loaded_version = -1
         self._committed = (0, 0)  # graph version before and after this connection's last write
+        self.snapshot_builds = 0  # snapshots built from SQL by this object (tests; benchmarks)
+        self.snapshot_maps = 0  # persisted snapshots memory-mapped by this object
 
     # --- lifecycle ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -128,6 +143,14 @@ class EmbeddedStore:
                 conn.execute(
                     "INSERT INTO meta(key, value) VALUES ('graph_version', '1') "
                     "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+                )
+                # a new random token per commit: a persisted snapshot names (version, token), so a
+                # database that lost its last commits (power loss) and was written again never meets
+                # a snapshot of the lost state under the same version number
+                conn.execute(
+                    "INSERT INTO meta(key, value) VALUES ('graph_token', ?) "
+                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (uuid.uuid4().hex,),
                 )
                 conn.execute("COMMIT")
                 self._committed = (before, before + 1)
@@ -199,16 +222,18 @@ class EmbeddedStore:
     def _graph_version(self) -> int:
         return self._version_in(self._connect())
 
-    def _sync_version(self, conn: sqlite3.Connection) -> None:
-        """Drop in-memory state if someone (another process, or delete) changed the store."""
+    def _sync_version(self, conn: sqlite3.Connection) -> dict[str, str]:
+        """Drop in-memory state if someone (another process, or delete) changed the store; returns the
+        meta rows read."""
         values = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         version = int(values.get("graph_version", 0))
         if version == self._loaded_version:
-            return
+            return values
         self._phrases = None
         self._snapshot = None
         self._check_model(values)
         self._loaded_version = version
+        return values
 
     def _check_model(self, values: dict[str, str]) -> None:
         """Refuse to go on when the store was re-embedded since it was opened (or is being re-embedded):
@@ -224,7 +249,11 @@ class EmbeddedStore:
 
     def _phrase_index(self) -> PhraseIndex:
         with self._read() as conn:
-            self._sync_version(conn)
+            values = self._sync_version(conn)
+            if self._phrases is None and self._snapshot is None:
+                self._snapshot = self._mapped_snapshot(conn, values)
+                if self._snapshot is not None:
+                    self._phrases = self._snapshot.phrases
             if self._phrases is None:
                 self._phrases = PhraseIndex.load(conn, self._dim)
             return self._phrases
@@ -232,12 +261,70 @@ class EmbeddedStore:
     def _graph(self) -> GraphSnapshot:
         """Phrases and graph read in one read transaction, so they describe the same graph version."""
         with self._read() as conn:
-            self._sync_version(conn)
-            if self._phrases is None:
-                self._phrases = PhraseIndex.load(conn, self._dim)
+            values = self._sync_version(conn)
             if self._snapshot is None:
-                self._snapshot = GraphSnapshot.load(conn, self._dim, self._phrases)
+                self._snapshot = self._mapped_snapshot(conn, values)
+            if self._snapshot is None:
+                if self._phrases is None:
+                    self._phrases = PhraseIndex.load(conn, self._dim)
+                graph = GraphSnapshot.load(conn, self._dim, self._phrases)
+                self.snapshot_builds += 1
+                self._snapshot = self._persisted(conn, values, graph)
             return self._snapshot
+
+    def _stamp(self, values: dict[str, str]) -> snapshot_files.Stamp:
+        meta = self._meta
+        if meta is None:
+            raise StoreError("store is not open: call open(embedding_model, embedding_dim) first")
+        return snapshot_files.Stamp(
+            int(values.get("graph_version", 0)),
+            values.get("graph_token", ""),
+            meta.embedding_model,
+            meta.embedding_dim,
+        )
+
+    def _mapped_snapshot(self, conn: sqlite3.Connection, values: dict[str, str]) -> GraphSnapshot | None:
+        """The persisted snapshot of exactly the state this read transaction sees, memory-mapped; None
+        when there is none (or it does not match, or persistence is off)."""
+        if not self.persist_snapshot:
+            return None
+        found = snapshot_files.read(self.path, self._stamp(values))
+        if found is None:
+            return None
+        arrays, manifest = found
+        # the stamp decides; the row counts are a cheap second check against edits made outside the store
+        counts = conn.execute(
+            "SELECT (SELECT COUNT(*) FROM phrases), (SELECT COUNT(*) FROM passages)"
+        ).fetchone()
+        if tuple(counts) != (manifest.get("n_phrases"), manifest.get("n_passages")):
+            log.warning(
+                "ignoring the persisted snapshot of %s: its row counts differ from the database", self.path
+            )
+            return None
+        self.snapshot_maps += 1
+        return GraphSnapshot.from_arrays(arrays, manifest, phrases=self._phrases)
+
+    def _persisted(
+        self, conn: sqlite3.Connection, values: dict[str, str], graph: GraphSnapshot
+    ) -> GraphSnapshot:
+        """Write a freshly built snapshot (best effort: a read-only or full disk only costs the next
+        open a rebuild) and serve it from the mapped files, so its arrays leave this process's heap."""
+        if not self.persist_snapshot:
+            return graph
+        stamp = self._stamp(values)
+        try:
+            arrays, extra = graph.arrays()
+            snapshot_files.write(self.path, stamp, arrays, extra)
+        except OSError as exc:
+            log.warning("could not persist the snapshot of %s: %s", self.path, exc)
+            return graph
+        del arrays
+        found = snapshot_files.read(self.path, stamp)
+        if found is None:
+            return graph
+        mapped = GraphSnapshot.from_arrays(*found)
+        self._phrases = mapped.phrases
+        return mapped
 
     # --- indexing ----------------------------------------------------------------------------
     def _existing(self, table: str, ids: Sequence[str]) -> set[str]:
@@ -379,8 +466,9 @@ class EmbeddedStore:
     def _passage_counts(self, phrase_ids: set[str]) -> dict[str, int]:
         snapshot = self._snapshot
         if snapshot is not None:
-            position = snapshot.phrases.position
-            return {pid: int(snapshot.passage_counts[position[pid]]) for pid in phrase_ids}
+            found = {pid: snapshot.phrases.position(pid) for pid in phrase_ids}
+            if all(i is not None for i in found.values()):
+                return {pid: int(snapshot.passage_counts[i]) for pid, i in found.items() if i is not None}
         conn = self._connect()
         counts: dict[str, int] = {}
         for chunk in _chunks(sorted(phrase_ids)):
@@ -499,7 +587,7 @@ class EmbeddedStore:
     ) -> np.ndarray:
         reset = np.zeros(len(graph.phrases.ids), dtype=np.float64)
         for phrase_id, weight in seeds.items():
-            position = graph.phrases.position.get(phrase_id)
+            position = graph.phrases.position(phrase_id)
             if position is not None and position < len(reset) and weight > 0:
                 reset[position] += weight
         if reset.sum() <= 0:
@@ -521,7 +609,8 @@ class EmbeddedStore:
             return cached
         n_phrases = graph.adjacency.shape[0]
         base = graph.passage_adjacency() if with_passages else graph.adjacency
-        positions = {p: i for p, i in graph.phrases.position.items() if i < n_phrases}
+        found = {p: graph.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
+        positions = {p: i for p, i in found.items() if i is not None and i < n_phrases}
         joined = join_adjacency(base, positions, edges)
         with self._lock:
             graph.joined[key] = joined
@@ -549,7 +638,8 @@ class EmbeddedStore:
     ) -> dict[str, float]:
         graph = self._graph()
         scores = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
-        return {graph.phrases.ids[i]: float(scores[i]) for i in np.flatnonzero(scores)}
+        found = np.flatnonzero(scores)
+        return dict(zip(graph.phrases.ids.take(found), scores[found].tolist(), strict=True))
 
     def graph_passage_scores(
         self,
@@ -567,7 +657,7 @@ class EmbeddedStore:
         else:
             reset = np.zeros(graph.adjacency.shape[0], dtype=np.float64)
             for phrase_id, weight in seeds.items():
-                position = graph.phrases.position.get(phrase_id)
+                position = graph.phrases.position(phrase_id)
                 if position is not None and position < len(reset) and weight > 0:
                     reset[position] += weight
             joined = self._joined(graph, join, with_passages=False)
@@ -578,12 +668,13 @@ class EmbeddedStore:
         # contribution of each (passage, phrase) = count x PPR, for the selected rows only
         contributions = graph.mentions[order].multiply(ppr).tocsr()
         results = []
+        passage_ids = graph.passage_ids.take(order)
         for row, i in enumerate(order):
             start, end = contributions.indptr[row], contributions.indptr[row + 1]
             values, columns = contributions.data[start:end], contributions.indices[start:end]
             best = np.argsort(-values, kind="stable")[:explain_phrases]
             top = [(graph.phrases.names[columns[b]], float(values[b])) for b in best]
-            results.append(PassageScore(graph.passage_ids[i], float(scores[i]), top))
+            results.append(PassageScore(passage_ids[row], float(scores[i]), top))
         return results
 
     def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
@@ -600,17 +691,26 @@ class EmbeddedStore:
         best = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
         ranked = sorted(best.tolist(), key=lambda j: (-float(sims[j]), facts.ids[j]))
         names, position = graph.phrases.names, graph.phrases.position
+
+        def at(phrase_id: str) -> int:
+            found = position(phrase_id)
+            if found is None:  # facts reference phrases (foreign key): only a corrupt snapshot gets here
+                raise StoreError(f"fact phrase {phrase_id!r} is not in the snapshot of {self.path}")
+            return found
+
+        subject = [at(facts.subject_ids[j]) for j in ranked]
+        obj = [at(facts.object_ids[j]) for j in ranked]
         return [
             FactHit(
                 id=facts.ids[j],
                 subject_id=facts.subject_ids[j],
-                subject=names[position[facts.subject_ids[j]]],
+                subject=names[s],
                 predicate=facts.predicates[j],
                 object_id=facts.object_ids[j],
-                object=names[position[facts.object_ids[j]]],
+                object=names[o],
                 similarity=float(sims[j]),
             )
-            for j in ranked
+            for j, s, o in zip(ranked, subject, obj, strict=True)
         ]
 
     def passage_node_scores(
@@ -628,11 +728,11 @@ class EmbeddedStore:
         n_phrases = len(graph.phrases.ids)
         reset = np.zeros(n_phrases + len(graph.passage_ids), dtype=np.float64)
         for phrase_id, weight in phrase_seeds.items():
-            position = graph.phrases.position.get(phrase_id)
+            position = graph.phrases.position(phrase_id)
             if position is not None and weight > 0:
                 reset[position] += weight
-        for passage_id, weight in passage_seeds.items():
-            position = graph.passage_position.get(passage_id)
+        positions = graph.passage_ids.find_many(list(passage_seeds))
+        for position, weight in zip(positions, passage_seeds.values(), strict=True):
             if position is not None and weight > 0:
                 reset[n_phrases + position] += weight
         if reset.sum() <= 0:
@@ -647,12 +747,12 @@ class EmbeddedStore:
         order = order[scores[order] > 0]
         phrase_scores = ppr[:n_phrases]
         results = []
-        for i in order:
+        for i, passage_id in zip(order, graph.passage_ids.take(order), strict=True):
             start, end = graph.mentions.indptr[i], graph.mentions.indptr[i + 1]
             columns = graph.mentions.indices[start:end]
             best = columns[np.argsort(-phrase_scores[columns], kind="stable")[:explain_phrases]]
             top = [(graph.phrases.names[c], float(phrase_scores[c])) for c in best]
-            results.append(PassageScore(graph.passage_ids[i], float(scores[i]), top))
+            results.append(PassageScore(passage_id, float(scores[i]), top))
         return results
 
     def _cached_ppr(
@@ -683,7 +783,8 @@ class EmbeddedStore:
             return []
         sims = graph.passage_vectors @ vector
         order = np.argsort(-sims, kind="stable")[:limit]
-        return [PassageScore(graph.passage_ids[i], float(sims[i])) for i in order]
+        ids = graph.passage_ids.take(order)
+        return [PassageScore(pid, float(s)) for pid, s in zip(ids, sims[order].tolist(), strict=True)]
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
         found: dict[str, Passage] = {}

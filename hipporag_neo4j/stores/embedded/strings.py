@@ -1,0 +1,130 @@
+"""Many strings in two numpy arrays (UTF-8 bytes + offsets), so a snapshot of a million phrase ids and
+names is a few flat arrays that can be saved and memory-mapped, not a million Python objects (a list of
+str plus a dict of positions took ~1.5 GiB at 1M phrases, benchmarks/results/scale.md).
+
+Lookup by value goes through a permutation of the positions sorted by the strings' bytes (binary search,
+~20 comparisons at 1M); strings appended later (a writer keeping its phrase index warm between batches)
+sit in a list and a dict until the next rebuild.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+_BULK = 256  # lookups from which a table decodes itself once instead of searching per string
+
+U8 = npt.NDArray[np.uint8]
+I64 = npt.NDArray[np.int64]
+
+
+class StringTable(Sequence[str]):
+    """An immutable base of strings (arrays) plus an in-memory tail of appended strings."""
+
+    def __init__(self, data: U8, offsets: I64, order: I64 | None = None) -> None:
+        self.data = data
+        self.offsets = offsets
+        self.order = order  # positions sorted by the strings' UTF-8 bytes, or None: no lookup by value
+        self._base = len(offsets) - 1
+        self._tail: list[str] = []
+        self._tail_position: dict[str, int] = {}
+        self._decoded: list[str] | None = None
+        self._index: dict[str, int] | None = None
+
+    @classmethod
+    def of(cls, strings: Sequence[str], searchable: bool = False) -> StringTable:
+        encoded = [s.encode("utf-8") for s in strings]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+        data = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
+        order = None
+        if searchable:
+            order = np.array(sorted(range(len(encoded)), key=encoded.__getitem__), dtype=np.int64)
+        return cls(data, offsets, order)
+
+    def __len__(self) -> int:
+        return self._base + len(self._tail)
+
+    def _bytes(self, i: int) -> bytes:
+        return self.data[self.offsets[i] : self.offsets[i + 1]].tobytes()
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        if 0 <= i < self._base:
+            return self._bytes(i).decode("utf-8")
+        if self._base <= i < len(self):
+            return self._tail[i - self._base]
+        raise IndexError(i)
+
+    def __iter__(self) -> Iterator[str]:
+        raw = self.data.tobytes()
+        bounds = self.offsets.tolist()
+        for i in range(self._base):
+            yield raw[bounds[i] : bounds[i + 1]].decode("utf-8")
+        yield from self._tail
+
+    def take(self, positions: Sequence[int] | npt.NDArray[np.intp]) -> list[str]:
+        """The strings at ``positions``; many at once go through :meth:`decoded`."""
+        if len(positions) < _BULK:
+            return [self[int(i)] for i in positions]
+        everything = self.decoded()
+        return [everything[int(i)] for i in positions]
+
+    def decoded(self) -> list[str]:
+        """Every string as a Python list, decoded once and kept: only tables read in bulk pay for it
+        (the passage ids, which HippoRAG 2's walk reads all of per query), not the million phrases."""
+        if self._decoded is None or len(self._decoded) != len(self):
+            self._decoded = list(self)
+        return self._decoded
+
+    def find_many(self, values: Sequence[str]) -> list[int | None]:
+        """Positions of ``values`` (None where absent); many at once through a dict kept beside
+        :meth:`decoded`."""
+        if len(values) < _BULK:
+            return [self.find(v) for v in values]
+        if self._index is None or len(self._index) != len(self):
+            self._index = {v: i for i, v in enumerate(self.decoded())}
+        index = self._index
+        return [index.get(v) for v in values]
+
+    def find(self, value: str) -> int | None:
+        """Position of ``value``, or None."""
+        if self.order is None:
+            raise TypeError("this string table has no lookup by value")
+        if self._index is not None and len(self._index) == len(self):
+            return self._index.get(value)
+        key = value.encode("utf-8")
+        order = self.order
+        lo, hi = 0, self._base
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._bytes(int(order[mid])) < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < self._base and self._bytes(int(order[lo])) == key:
+            return int(order[lo])
+        return self._tail_position.get(value)
+
+    def append(self, values: Sequence[str]) -> None:
+        for value in values:
+            if self.order is not None:
+                self._tail_position[value] = len(self)
+            self._tail.append(value)
+
+    def arrays(self) -> tuple[U8, I64, I64 | None]:
+        """The base arrays; a table with appended strings is rebuilt first (snapshots are written from
+        freshly built tables, so this does not happen on the query path)."""
+        if self._tail:
+            merged = StringTable.of(list(self), searchable=self.order is not None)
+            return merged.data, merged.offsets, merged.order
+        return self.data, self.offsets, self.order
+
+    @property
+    def nbytes(self) -> int:
+        base = self.data.nbytes + self.offsets.nbytes + (0 if self.order is None else self.order.nbytes)
+        return base + sum(len(s) + 49 for s in self._tail)

@@ -1,0 +1,258 @@
+"""The persisted retrieval snapshot of the embedded store: reused on reopen, never stale, crash-safe.
+
+Behaviour only (counters of builds and mappings, equality of every read), never times.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from test_store_conformance import CORPUS, EMB, _index, _records
+
+from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot_files
+from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot
+from hipporag_neo4j.stores.embedded.strings import StringTable
+from hipporag_neo4j.text import make_phrase_id
+
+FIRST = {"p1", "p2", "p3"}
+ALL = {pid for pid, _, _ in CORPUS}
+
+
+def _open(path: Path, persist: bool = True) -> EmbeddedStore:
+    store = EmbeddedStore(path, persist_snapshot=persist)
+    store.open(EMB.model_name, EMB.dimension)
+    return store
+
+
+def _reads(store: EmbeddedStore) -> dict[str, Any]:
+    """Every retrieval read, to the bit."""
+    names = sorted({n for _, _, triples in CORPUS for s, _, o in triples for n in (s, o)})
+    seeds = {make_phrase_id(n): 1.0 for n in ("thomas", "harvard", "no such phrase")}
+    query = EMB.encode(["who works at stanford"])
+    return {
+        "ppr": store.personalized_pagerank(seeds, 0.5, 200, 1e-10),
+        "graph": store.graph_passage_scores(seeds, 0.5, 200, 1e-10, 10, 3),
+        "walk": store.passage_node_scores(seeds, {"p1": 0.5, "nope": 1.0}, 0.5, 200, 1e-10, 10, 3),
+        "dense": store.dense_passage_scores(query[0], 10),
+        "link": store.nearest_phrases(EMB.encode(names), 3, -1.0),
+        "facts": store.nearest_facts(query[0], 4),
+        "by_name": store.phrases_by_name(names),
+    }
+
+
+def _versions(path: Path) -> list[str]:
+    root = path / snapshot_files.SNAPSHOT_DIR
+    return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+
+
+def test_a_snapshot_is_persisted_and_mapped_on_reopen_without_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, ALL)
+    first = _reads(store)
+    assert store.snapshot_builds == 1
+    version = store.stats().extra["graph_version"]
+    assert _versions(path) == [f"v{version}"]
+    store.close()
+
+    def no_build(*args: Any) -> GraphSnapshot:
+        raise AssertionError("the snapshot was rebuilt although a current one was persisted")
+
+    monkeypatch.setattr(GraphSnapshot, "load", no_build)
+    again = _open(path)
+    assert _reads(again) == first
+    assert (again.snapshot_builds, again.snapshot_maps) == (0, 1)
+    again.close()
+
+
+def test_persisted_and_in_memory_snapshots_answer_identically(tmp_path: Path) -> None:
+    plain = _open(tmp_path / "plain", persist=False)
+    _index(plain, ALL)
+    persisted = _open(tmp_path / "persisted")
+    _index(persisted, ALL)
+    _reads(persisted)
+    persisted.close()
+    reopened = _open(tmp_path / "persisted")
+    assert _reads(reopened) == _reads(plain)
+    assert reopened.snapshot_maps == 1 and not (tmp_path / "plain" / snapshot_files.SNAPSHOT_DIR).exists()
+
+
+def test_a_write_makes_the_snapshot_stale_and_the_next_read_rebuilds_it(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    reader, writer = _open(path), _open(path)
+    _index(writer, FIRST)
+    before = _reads(reader)
+    _index(writer, ALL - FIRST)  # another object (as another process): the reader's snapshot is stale
+    after = _reads(reader)
+    assert reader.snapshot_builds == 2 and after != before
+    clean = _open(tmp_path / "clean", persist=False)
+    _index(clean, ALL)
+    assert after == _reads(clean)
+    assert _versions(path) == [f"v{reader.stats().extra['graph_version']}"]  # the old version removed
+    # a third object opening now maps the current version, not the old one
+    third = _open(path)
+    assert _reads(third) == after and (third.snapshot_builds, third.snapshot_maps) == (0, 1)
+
+
+def test_a_snapshot_with_the_right_version_but_another_commit_token_is_not_used(tmp_path: Path) -> None:
+    """A database that lost its last commits (power loss) and was written again reaches the same version
+    number with other contents: the commit token tells them apart."""
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, ALL)
+    _reads(store)
+    store.close()
+    manifest = next((path / snapshot_files.SNAPSHOT_DIR).iterdir()) / snapshot_files.MANIFEST
+    data = json.loads(manifest.read_text())
+    data["graph_token"] = "another history"
+    manifest.write_text(json.dumps(data))
+    again = _open(path)
+    _reads(again)
+    assert (again.snapshot_builds, again.snapshot_maps) == (1, 0)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "manifest", "missing"])
+def test_a_damaged_snapshot_is_rebuilt_not_served(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, ALL)
+    want = _reads(store)
+    store.close()
+    directory = next((path / snapshot_files.SNAPSHOT_DIR).iterdir())
+    if damage == "truncate":
+        target = directory / "adjacency_indices.npy"
+        target.write_bytes(target.read_bytes()[:-4])
+    elif damage == "manifest":
+        (directory / snapshot_files.MANIFEST).write_text("{not json")
+    else:
+        (directory / "phrase_vectors.npy").unlink()
+    again = _open(path)
+    assert _reads(again) == want
+    assert (again.snapshot_builds, again.snapshot_maps) == (1, 0)
+
+
+def test_rows_changed_outside_the_store_are_caught_by_the_row_counts(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, ALL)
+    _reads(store)
+    store.close()
+    conn = sqlite3.connect(path / "graph.sqlite")
+    with conn:  # an edit that bypasses the store (no version bump)
+        conn.execute(
+            "INSERT INTO phrases(id, name, embedding) VALUES ('x', 'x', ?)", (EMB.encode(["x"]).tobytes(),)
+        )
+    conn.close()
+    again = _open(path)
+    again.nearest_phrases(EMB.encode(["x"]), 1, -1.0)
+    assert (again.snapshot_builds, again.snapshot_maps) == (0, 0)  # the phrase index came from SQL
+    assert again.nearest_phrases(EMB.encode(["x"]), 1, 0.99)[0][0].id == "x"
+
+
+def _write_then_die_while_persisting(path: str, files_before_death: int) -> None:
+    """A process that commits a write, then is killed in the middle of writing the snapshot."""
+    store = _open(Path(path))
+    _index(store, ALL - FIRST)
+    real_save = np.save
+    saved = []
+
+    def dying_save(*args: Any, **kwargs: Any) -> None:
+        if len(saved) == files_before_death:
+            os._exit(9)  # like kill -9: no cleanup, no rollback of what is on disk
+        saved.append(1)
+        real_save(*args, **kwargs)
+
+    np.save = dying_save  # type: ignore[assignment]
+    store.graph_passage_scores({make_phrase_id("thomas"): 1.0}, 0.5, 200, 1e-10, 5, 1)
+
+
+@pytest.mark.parametrize("files_before_death", [0, 3, 100])
+def test_a_crash_between_the_commit_and_the_snapshot_write_leaves_a_store_that_opens_correctly(
+    tmp_path: Path, files_before_death: int
+) -> None:
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, FIRST)
+    _reads(store)  # a persisted snapshot of the first version
+    store.close()
+    old = _versions(path)
+    context = multiprocessing.get_context("fork")
+    child = context.Process(target=_write_then_die_while_persisting, args=(str(path), files_before_death))
+    child.start()
+    child.join(timeout=120)
+    if files_before_death < 100:
+        assert child.exitcode == 9
+        leftovers = [p for p in _versions(path) if p.startswith(".tmp-")]
+        assert _versions(path) == sorted(old + leftovers)  # the torn write is only a temporary directory
+    again = _open(path)
+    clean = _open(tmp_path / "clean", persist=False)
+    _index(clean, ALL)
+    assert _reads(again) == _reads(clean)  # the commit is there; the stale or torn snapshot is not served
+    assert again.snapshot_maps == (1 if files_before_death == 100 else 0)
+
+
+def test_an_unwritable_snapshot_directory_only_costs_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(snapshot_files, "write", refuse)
+    store = _open(tmp_path / "store")
+    _index(store, ALL)
+    clean = _open(tmp_path / "clean", persist=False)
+    _index(clean, ALL)
+    assert _reads(store) == _reads(clean) and store.snapshot_builds == 1
+
+
+def test_a_writer_keeps_appending_to_a_mapped_phrase_index(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, FIRST)
+    _reads(store)
+    store.close()
+    again = _open(path)
+    index = again._phrase_index()
+    assert again.snapshot_maps == 1 and not index.vectors.flags.writeable  # mapped, read-only
+    phrases, records = _records(ALL - FIRST)
+    again.write_passages(phrases, records)
+    assert again._phrase_index() is index  # appended in memory, not reloaded
+    clean = _open(tmp_path / "clean", persist=False)
+    _index(clean, ALL)
+    assert again.nearest_phrases(EMB.encode(["lee", "harvard"]), 3, -1.0) == clean.nearest_phrases(
+        EMB.encode(["lee", "harvard"]), 3, -1.0
+    )
+
+
+def test_string_table_lookup_and_append() -> None:
+    words = ["b", "ä", "a", "", "ab", "phrase-ff", "phrase-0"]
+    table = StringTable.of(words, searchable=True)
+    assert list(table) == words and [table[i] for i in range(len(words))] == words
+    assert [table.find(w) for w in words] == list(range(len(words)))
+    assert table.find("zz") is None and table.find("a\x00") is None
+    table.append(["new", "b2"])
+    assert table.find("b2") == len(words) + 1 and table[-1] == "b2" and len(table) == len(words) + 2
+    assert table.take([0, len(words)]) == ["b", "new"]
+    merged = StringTable(*table.arrays())
+    assert list(merged) == [*words, "new", "b2"] and merged.find("new") == len(words)
+    with pytest.raises(IndexError):
+        table[len(table)]
+
+
+def test_string_table_bulk_lookups_agree_with_single_ones() -> None:
+    words = [f"passage-{i * 7919 % 1000:04d}" for i in range(1000)]
+    table = StringTable.of(words, searchable=True)
+    asked = [*words[::-3], "absent", words[0]]
+    assert table.find_many(asked) == [table.find(w) for w in asked]  # the bulk path builds a dict
+    assert table.find_many(asked)[-2] is None and table.find(words[5]) == 5
+    assert table.take(list(range(999, -1, -1))) == words[::-1]
