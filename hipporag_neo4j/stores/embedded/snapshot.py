@@ -312,6 +312,16 @@ class GraphSnapshot:
         if not shared:
             arrays["transition_indices"] = self.transition.indices
             arrays["transition_indptr"] = self.transition.indptr
+        # HippoRAG 2's phrase + passage graph too (the default mode's walk): built here once rather than
+        # by the first query of every process that opens the store
+        walk, _ = self.passage_graph()
+        walk = _compact(walk)
+        arrays["walk_data"], arrays["walk_indices"], arrays["walk_indptr"] = (
+            walk.data,
+            walk.indices,
+            walk.indptr,
+        )
+        arrays["walk_strength"] = self.passage_strength()
         extra = {
             "n_phrases": len(self.phrases.ids),
             "n_passages": len(self.passage_ids),
@@ -334,7 +344,7 @@ class GraphSnapshot:
             a.get("transition_indptr", a["adjacency_indptr"]),
             (n_phrases, n_phrases),
         )
-        return cls(
+        graph = cls(
             phrases=phrases if phrases is not None else PhraseIndex.from_arrays(a),
             passage_ids=StringTable(a["passage_ids"], a["passage_id_offsets"], a["passage_id_order"]),
             passage_vectors=a["passage_vectors"],
@@ -348,3 +358,9 @@ class GraphSnapshot:
             n_relation_edges=int(manifest["n_relation_edges"]),
             n_synonym_edges=int(manifest["n_synonym_edges"]),
         )
+        if "walk_data" in a:
+            n = n_phrases + n_passages
+            graph._passage_strength = a["walk_strength"]
+            walk = _csr(a["walk_data"], a["walk_indices"], a["walk_indptr"], (n, n))
+            graph._passage_graph = (walk, np.asarray(graph._passage_strength == 0))
+        return graph
