@@ -264,7 +264,7 @@ def markdown(data: dict[str, Any]) -> str:
     ]
     rows = []
     for size in sizes:
-        for r in data["open"][str(size)]:
+        for r in data["open"].get(str(size), []):
             st = r["status_first_query"]
             rows.append(
                 [
@@ -300,7 +300,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines += ["", "## Memory of a process that opened the mapped snapshot and ran 40 queries (MiB)", ""]
     rows = []
     for size in sizes:
-        mapped = [r for r in data["open"][str(size)] if r["variant"] == "mapped"]
+        mapped = [r for r in data["open"].get(str(size), []) if r["variant"] == "mapped"]
         if not mapped:
             continue
         r = mapped[-1]
