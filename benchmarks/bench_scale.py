@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -207,7 +208,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
         for k in ("passages", "phrases", "facts", "relation_edges", "synonym_edges", "mentions")
     }
     store.close()
-    out["store_on_disk_mib"] = round(sum(f.stat().st_size for f in path.iterdir()) / 2**20, 1)
+    out["store_on_disk_mib"] = round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
 
     store = EmbeddedStore(path)  # cold: a fresh object loads everything from SQLite
     store.open(MODEL, args.dim)
@@ -317,9 +318,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     out["peak_rss_mib"] = round(peak_rss_mib(), 1)
     store.close()
     if not args.keep and reuse is None:
-        for f in path.iterdir():
-            f.unlink()
-        path.rmdir()
+        shutil.rmtree(path)
     return out
 
 
