@@ -338,6 +338,27 @@ def markdown(data: dict[str, Any]) -> str:
             rows,
         )
     )
+    built = [(size, data["stores"].get(str(size), {})) for size in sizes]
+    built = [(size, b) for size, b in built if b.get("built")]
+    if built:
+        lines += ["", "## The build of each store (`bench_scale.build`, batches of 256 passages)", ""]
+        rows = [
+            [
+                size,
+                b.get("code", "this commit"),
+                b["build_s"],
+                b.get("write_passages"),
+                b["write_passages_ms_first_tenth"],
+                b["write_passages_ms_last_tenth"],
+            ]
+            for size, b in built
+        ]
+        lines.append(
+            md_table(
+                ["phrases", "code", "build s", "write_passages s", "ms per call, first tenth", "last tenth"],
+                rows,
+            )
+        )
     lines += [
         "",
         "## write_passages per call (256 passages, 2,048 new phrases) appended to a store of N phrases",
@@ -427,6 +448,7 @@ def main() -> None:
         write_results(args.stem, data, markdown(data))
     for size in sizes:  # last: appending changes the stores
         data["writes"][str(size)] = append_batches(workdir / f"store-{size}", args.append)
+        data["load_after"] = data["writes"][str(size)]["load_after"]
         print(
             f"  [{size:,}] write_passages median {data['writes'][str(size)]['ms_median']} ms",
             file=sys.stderr,
