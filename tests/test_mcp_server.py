@@ -110,3 +110,40 @@ def test_streamable_http_transport_requires_the_key(tmp_path: Path) -> None:
         assert seen["recall"]["memories"][0]["text"] == "Ada Lovelace wrote the first program."
     finally:
         server.kill()
+
+
+async def _recall_your_graph(store: Path, cwd: Path) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    question = "Who founded the parent company of Kestrel Enzymes?"
+    async with Client(server_params(store, cwd), read_timeout_seconds=300) as client:
+        for name, args in {
+            "plain": {"query": question, "mode": "hipporag"},
+            "joined": {"query": question, "mode": "hipporag", "via": ["SUBSIDIARY_OF"]},
+            "seeded": {"query": "", "mode": "hipporag", "seed_nodes": ["acct-1001"], "top_k": 3},
+        }.items():
+            result = await client.call_tool("recall", args)
+            assert not result.is_error, result.content
+            seen[name] = result.structured_content
+    return seen
+
+
+def test_recall_starts_from_your_nodes_and_walks_your_relationships(tmp_path: Path) -> None:
+    """The link demo's store (an imported account graph, linked by name), recalled over MCP: `via` lets
+    the walk reach the parent company, `seed_nodes` start from an account with no question, and each
+    memory lists the accounts linked to it."""
+    from hipporag_neo4j.demo.link import run_link_demo
+    from hipporag_neo4j.settings import load_settings
+
+    store = tmp_path / "kb"
+    demo = run_link_demo(load_settings(env_file=None), keep=store, echo=None)
+    seen = asyncio.run(_recall_your_graph(store, tmp_path))
+
+    def titles(name: str) -> list[str]:
+        return [m["title"] for m in seen[name]["memories"]]
+
+    assert titles("plain") == demo["plain"] and titles("joined") == demo["joined"]
+    assert "Lumora Biotics" in titles("joined") and "Lumora Biotics" not in titles("plain")
+    assert titles("seeded")[0] == "Lumora Biotics"
+    lumora = next(m for m in seen["seeded"]["memories"] if m["title"] == "Lumora Biotics")
+    assert lumora["linked_nodes"] == ["acct-1001 (Lumora Biotics)"]
+    assert all(not m["linked_nodes"] for m in seen["plain"]["memories"])  # no join asked: none computed

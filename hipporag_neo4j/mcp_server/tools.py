@@ -30,6 +30,10 @@ class Memory(BaseModel):
     text: str
     score: float
     why: list[str] = Field(description="The graph phrases that brought this text up, strongest first.")
+    linked_nodes: list[str] = Field(
+        default_factory=list,
+        description="With seed_nodes or via: nodes of your own graph linked to the text, as 'id (name)'.",
+    )
 
 
 class Recall(BaseModel):
@@ -73,6 +77,7 @@ def recall_of(result: RetrievalResult) -> Recall:
                 text=item.passage.text,
                 score=item.score,
                 why=[p.phrase for p in item.explanation.top_phrases],
+                linked_nodes=[f"{n.node_id} ({n.name or '-'})" for n in item.linked_entities],
             )
             for item in result.passages
         ],
@@ -120,14 +125,32 @@ def build_mcp_server(service: KnowledgeService) -> MCPServer[Any]:
 
     @server.tool()
     def recall(
-        query: Annotated[str, Field(description="A question or topic.")],
+        query: Annotated[str, Field(description="A question or topic (may be empty with seed_nodes).")],
         top_k: Annotated[int, Field(ge=1, le=100, description="How many texts to return.")] = 5,
         mode: Annotated[
-            RetrievalMode | None, Field(description="hipporag (graph), dense, ensemble or hybrid.")
+            RetrievalMode | None,
+            Field(
+                description="hipporag2 (the default: facts, then the graph), hipporag, dense, ensemble or "
+                "hybrid."
+            ),
+        ] = None,
+        seed_nodes: Annotated[
+            list[str] | None,
+            Field(
+                description="Ids of nodes of your own graph (linked with `hipporag-neo4j link`) to start "
+                "from: what do the texts say about them and what is connected to them."
+            ),
+        ] = None,
+        via: Annotated[
+            list[str] | None,
+            Field(description="Relationship types of your own graph the walk may follow (the joined graph)."),
         ] = None,
     ) -> Recall:
         """Find the stored texts that answer the query, each with the graph phrases that led to it."""
-        return recall_of(_call(lambda: service.retrieve(query, mode=mode, top_k=top_k)))
+        nodes = seed_nodes or []
+        return recall_of(
+            _call(lambda: service.retrieve(query, mode=mode, top_k=top_k, seed_nodes=nodes, via=via))
+        )
 
     @server.tool()
     def forget(
