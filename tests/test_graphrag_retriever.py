@@ -116,3 +116,38 @@ def test_it_converts_to_a_neo4j_graphrag_tool(retriever: HippoRAGRetriever) -> N
         "prof",
         ALZHEIMER_ID,
     }
+
+
+def test_retriever_config_walks_your_graph_and_starts_from_your_nodes(tmp_path: Path) -> None:
+    """On the link demo's store (accounts linked by name): `via` in retriever_config brings the parent
+    company into GraphRAG's context; `seed_nodes` retrieve from an account with no question; items carry
+    the linked accounts."""
+    from hipporag_neo4j.api import HippoRAG
+    from hipporag_neo4j.demo.link import QUESTION as PARENT_QUESTION
+    from hipporag_neo4j.demo.link import run_link_demo
+    from hipporag_neo4j.settings import load_settings
+
+    store = tmp_path / "kb"
+    settings = load_settings(env_file=None)
+    run_link_demo(settings, keep=store, echo=None)
+    settings = settings.model_copy(update={"store": settings.store.model_copy(update={"path": store})})
+    with HippoRAG(settings) as memory:
+        retriever = HippoRAGRetriever(memory, mode="hipporag")
+        reader = ReaderV2()
+        rag = GraphRAG(retriever=retriever, llm=reader)
+        plain = rag.search(query_text=PARENT_QUESTION, return_context=True)
+        joined = rag.search(
+            query_text=PARENT_QUESTION, retriever_config={"via": ["SUBSIDIARY_OF"]}, return_context=True
+        )
+        seeded = retriever.search(query_text="", seed_nodes=["acct-1001"], via=["SUBSIDIARY_OF"], top_k=3)
+
+    def titles(items: list[Any]) -> list[str]:
+        return [item.metadata["title"] for item in items]
+
+    assert plain.retriever_result is not None and joined.retriever_result is not None
+    assert "Lumora Biotics" in titles(joined.retriever_result.items)
+    assert "Lumora Biotics" not in titles(plain.retriever_result.items)
+    assert "Lumora Biotics" in reader.prompts[1] and "Lumora Biotics" not in reader.prompts[0]
+    first = seeded.items[0].metadata
+    assert first["title"] == "Lumora Biotics"
+    assert [n["node_id"] for n in first["linked_entities"]] == ["acct-1001"]

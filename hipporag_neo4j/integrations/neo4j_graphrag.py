@@ -15,6 +15,7 @@ retriever for other neo4j-graphrag components). Needs the ``[graphrag]`` extra.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import neo4j
@@ -50,7 +51,12 @@ class HippoRAGRetriever(Retriever):
         self.top_k = top_k
 
     def get_search_results(
-        self, query_text: str, top_k: int | None = None, mode: RetrievalMode | None = None
+        self,
+        query_text: str,
+        top_k: int | None = None,
+        mode: RetrievalMode | None = None,
+        seed_nodes: Sequence[str] = (),
+        via: Sequence[str] | None = None,
     ) -> RawSearchResult:
         """Retrieve the passages that answer ``query_text`` by HippoRAG (Personalized PageRank over the
         knowledge graph from the entities in the query), each with its explanation.
@@ -58,12 +64,18 @@ class HippoRAGRetriever(Retriever):
         Args:
             query_text (str): The question.
             top_k (int, optional): Passages to return (default: the retriever's, else the settings').
-            mode (str, optional): hipporag, dense, ensemble or hybrid (default: the retriever's).
+            mode (str, optional): hipporag2, hipporag, dense, ensemble or hybrid (default: the
+                retriever's, else the settings').
+            seed_nodes (list[str], optional): ids of your own graph's nodes (linked with
+                ``hipporag-neo4j link``) to start from; ``query_text`` may then be empty.
+            via (list[str], optional): relationship types of your graph the walk may follow.
 
         Returns:
             RawSearchResult: one record per passage; metadata has the query entities and their links.
         """
-        result = self.memory.retrieve(query_text, mode=mode or self.mode, top_k=top_k or self.top_k)
+        result = self.memory.retrieve(
+            query_text, mode=mode or self.mode, top_k=top_k or self.top_k, seed_nodes=seed_nodes, via=via
+        )
         return RawSearchResult(
             records=[neo4j.Record(_record(item)) for item in result.passages],  # type: ignore[no-untyped-call]
             metadata={
@@ -88,5 +100,10 @@ def _record(item: RetrievedPassage) -> dict[str, Any]:
             "score": item.score,
             "explanation": item.explanation.model_dump(),
             **({"passage_metadata": passage.metadata} if passage.metadata else {}),
+            **(
+                {"linked_entities": [n.model_dump() for n in item.linked_entities]}
+                if item.linked_entities
+                else {}
+            ),
         },
     }
