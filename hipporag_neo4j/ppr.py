@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
+import scipy.sparse.linalg as spl
 
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
@@ -170,3 +171,37 @@ def forward_push(
         active = candidates[residual[candidates] > threshold[candidates]]
     result: FloatArray = estimate / total
     return result
+
+
+class FactorisedPpr:
+    """Exact PPR from one sparse factorisation of the graph: a query is then two triangular solves.
+
+    On the connected nodes the leaking system is ``(D - d A) y = (1 - d) s`` with ``q = D y`` (``D`` the
+    strengths), symmetric and strictly diagonally dominant, so it is factorised once without pivoting
+    in a fill-reducing symmetric order; an isolated node keeps ``q = (1 - d) s``. Worth it where the
+    factors stay small: on MuSiQue's phrase graph (19,102 phrases) they hold 12.6x the adjacency's
+    non-zeros, a query takes ~0.7 ms against 6-10 ms for :func:`forward_push` at the same load, and the
+    factorisation ~0.2 s (benchmarks/results/ppr_factorised.md). ``max_iterations`` and ``tolerance`` do
+    not apply: the scores are exact to rounding.
+    """
+
+    def __init__(self, adjacency: sp.csr_matrix, damping: float) -> None:
+        if not 0.0 < damping < 1.0:
+            raise ValueError(f"damping must be strictly between 0 and 1, not {damping}")
+        strength = node_strengths(adjacency)
+        self.damping = damping
+        self.connected: IndexArray = np.flatnonzero(strength > 0)
+        self.strength: FloatArray = strength[self.connected]
+        inner = adjacency[self.connected][:, self.connected]
+        system = (sp.diags(self.strength) - damping * inner).tocsc()
+        self._lu = spl.splu(
+            system, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True}
+        )
+        self.factor_nonzeros = int(self._lu.L.nnz + self._lu.U.nnz)
+
+    def scores(self, reset: FloatArray) -> FloatArray:
+        """Scores (summing to 1) of every node for ``reset``, as :func:`personalized_pagerank`."""
+        q = (1.0 - self.damping) * _normalised_reset(reset)
+        q[self.connected] = self.strength * self._lu.solve(q[self.connected])
+        result: FloatArray = q / q.sum()
+        return result

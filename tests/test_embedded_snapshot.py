@@ -257,3 +257,39 @@ def test_string_table_bulk_lookups_agree_with_single_ones() -> None:
     assert table.find_many(asked) == [table.find(w) for w in asked]  # the bulk path builds a dict
     assert table.find_many(asked)[-2] is None and table.find(words[5]) == 5
     assert table.take(list(range(999, -1, -1))) == words[::-1]
+
+
+def test_a_graph_version_that_serves_several_queries_switches_to_exact_factorised_ppr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hipporag_neo4j.stores.embedded import store as store_module
+
+    built: list[float] = []
+    real = store_module.FactorisedPpr
+    monkeypatch.setattr(store_module, "FactorisedPpr", lambda a, d: built.append(d) or real(a, d))
+    store = _open(tmp_path / "store")
+    _index(store, ALL)
+    seeds = {make_phrase_id(n): w for n, w in (("thomas", 1.0), ("harvard", 0.5))}
+    pushed = [store.personalized_pagerank(seeds, 0.5, 200, 1e-12) for _ in range(3)]
+    assert built == []  # the first queries of a version use forward push
+    exact = store.personalized_pagerank(seeds, 0.5, 200, 1e-12)
+    assert built == [0.5]
+    assert set(exact) >= set(pushed[0])
+    assert max(abs(exact[k] - pushed[0].get(k, 0.0)) for k in exact) < 1e-9  # push: within its bound
+    graph = store.graph_passage_scores(seeds, 0.5, 200, 1e-12, 10, 3)
+    assert built == [0.5]  # factorised once per version and damping
+    assert [p.passage_id for p in graph] == [
+        p.passage_id for p in sorted(graph, key=lambda p: (-p.score, p.passage_id))
+    ]
+    one_passage(store)  # a write: a new version starts with push again
+    store.personalized_pagerank(seeds, 0.5, 200, 1e-12)
+    assert built == [0.5]
+
+
+def one_passage(store: EmbeddedStore) -> None:
+    from hipporag_neo4j.models import Passage
+    from hipporag_neo4j.stores.base import PassageRecord, PhraseRecord
+
+    vector = EMB.encode(["newcomer"])[0]
+    phrase = PhraseRecord("phrase-new", "newcomer", vector)
+    store.write_passages([phrase], [PassageRecord(Passage(id="new", text="new"), vector, {phrase.id: 1})])

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from hipporag_neo4j.ppr import (
+    FactorisedPpr,
     forward_push,
     node_strengths,
     personalized_pagerank,
@@ -124,3 +125,30 @@ def test_forward_push_empty_reset_is_an_error() -> None:
     transition, _ = transition_matrix(adjacency)
     with pytest.raises(ValueError, match="empty"):
         forward_push(transition, node_strengths(adjacency), np.zeros(2), 0.5)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("damping", [0.5, 0.85])
+def test_factorised_ppr_is_exact_against_igraph_with_an_isolated_seed(seed: int, damping: float) -> None:
+    n, m = 2_000, 5_000
+    s, t, w = _random_graph(seed, n, m)
+    n += 1  # node n has no edge: an isolated seed
+    adjacency = symmetric_adjacency(s, t, w, n)
+    factorised = FactorisedPpr(adjacency, damping)
+    assert factorised.factor_nonzeros > 0
+    for reset_seed in range(3):
+        reset = np.zeros(n)
+        rng = np.random.default_rng(reset_seed)
+        reset[rng.choice(n - 1, 3, replace=False)] = rng.random(3) + 0.1
+        reset[n - 1] = reset_seed  # none, then some mass on the isolated node
+        ours = factorised.scores(reset)
+        assert np.abs(ours - _igraph_ppr(s, t, w, n, reset, damping)).max() < 1e-9
+        assert ours.sum() == pytest.approx(1.0)
+
+
+def test_factorised_ppr_needs_a_damping_below_one_and_a_seed() -> None:
+    adjacency = symmetric_adjacency(np.array([0]), np.array([1]), np.array([1.0]), 2)
+    with pytest.raises(ValueError, match="damping"):
+        FactorisedPpr(adjacency, 1.0)
+    with pytest.raises(ValueError, match="empty"):
+        FactorisedPpr(adjacency, 0.5).scores(np.zeros(2))

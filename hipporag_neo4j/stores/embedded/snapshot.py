@@ -17,7 +17,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from hipporag_neo4j.linking.joined import JoinedMatrix
-from hipporag_neo4j.ppr import node_strengths, symmetric_adjacency, transition_matrix
+from hipporag_neo4j.ppr import FactorisedPpr, node_strengths, symmetric_adjacency, transition_matrix
 from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
 from hipporag_neo4j.stores.embedded.strings import StringTable
@@ -183,6 +183,9 @@ class GraphSnapshot:
     facts: FactIndex | None = None  # loaded on first fact search
     joined: dict[tuple[tuple[str, ...], bool], JoinedMatrix] = field(default_factory=dict, repr=False)
     ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
+    # exact PPR on the phrase graph, per damping (None: not worth it); see EmbeddedStore._factorised
+    factorised: dict[float, FactorisedPpr | None] = field(default_factory=dict, repr=False)
+    phrase_ppr_queries: int = 0
 
     @property
     def dangling(self) -> npt.NDArray[np.bool_]:

@@ -29,7 +29,7 @@ from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.linking.embedded import read_join_edges
 from hipporag_neo4j.linking.joined import JoinedMatrix, join_adjacency
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
-from hipporag_neo4j.ppr import forward_push
+from hipporag_neo4j.ppr import FactorisedPpr, forward_push
 from hipporag_neo4j.sqlite_wal import set_wal
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
@@ -59,6 +59,12 @@ log = logging.getLogger(__name__)
 
 DB_FILE = "graph.sqlite"
 _PPR_CACHE_SIZE = 256  # PPR vectors kept per graph version (HippoRAG 2 walk; repeated queries are free)
+# exact PPR by factorisation (ppr.FactorisedPpr) on phrase graphs up to this size, from the query after
+# these many on one graph version, unless its factors hold more than this many times the graph's
+# non-zeros (MuSiQue: 12.6x)
+_FACTORISE_MAX_PHRASES = 50_000
+_FACTORISE_AFTER_QUERIES = 3
+_FACTORISE_MAX_FILL = 40
 _SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
 _MAX_PATH_BYTES = 504  # measured: SQLite's 512-byte path limit, less room for the "-wal" suffix
 
@@ -592,10 +598,35 @@ class EmbeddedStore:
                 reset[position] += weight
         if reset.sum() <= 0:
             return np.zeros_like(reset)
+        solver = self._factorised(graph, damping)
+        if solver is not None:
+            return solver.scores(reset)
         # forward push: its cost follows the seeds' neighbourhood, not the graph (1M phrases: ~9x less
         # than power iteration, benchmarks/results/ppr.md); each score is at most
         # tolerance x strength / (1 - damping) below the exact one
         return forward_push(graph.transition, graph.strength, reset, damping, tolerance, max_iterations)
+
+    def _factorised(self, graph: GraphSnapshot, damping: float) -> FactorisedPpr | None:
+        """Exact PPR by one factorisation of a small phrase graph, once its version has served a few
+        queries: on MuSiQue's graph the factorisation costs about 30 push queries and then makes each
+        query ~8x cheaper, so a store written between single queries never pays for it."""
+        n_phrases = graph.adjacency.shape[0]
+        with self._lock:
+            if damping in graph.factorised:
+                return graph.factorised[damping]
+            graph.phrase_ppr_queries += 1
+            if (
+                graph.phrase_ppr_queries <= _FACTORISE_AFTER_QUERIES
+                or n_phrases > _FACTORISE_MAX_PHRASES
+                or not 0.0 < damping < 1.0
+            ):
+                return None
+        solver = FactorisedPpr(graph.adjacency, damping)
+        # factors much denser than the graph: push stays cheaper
+        kept = solver if solver.factor_nonzeros <= _FACTORISE_MAX_FILL * max(graph.adjacency.nnz, 1) else None
+        with self._lock:
+            graph.factorised[damping] = kept
+        return kept
 
     def _joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         """The snapshot's graph joined with ``enterprise.sqlite`` beside it; cached per relationship types
