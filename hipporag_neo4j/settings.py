@@ -256,7 +256,8 @@ class RetrievalSettings(_Group):
         gt=0.0,
         description="PPR precision. Power iteration: L1 change at which it stops. Embedded store (forward "
         "push): residual per unit of weighted degree left unpushed; each score is then at most "
-        "tolerance x degree / (1 - damping) below the exact one.",
+        "tolerance x degree / (1 - damping) below the exact one; on phrase graphs up to 50k phrases, from "
+        "the 4th query of a graph version, the embedded store solves exactly instead.",
     )
     ppr_max_iterations: int = Field(100, ge=1)
     synonym_threshold: float = Field(0.8, ge=0.0, le=1.0, description="Cosine tau for synonym edges.")
