@@ -259,8 +259,10 @@ class Server:
 
 
 # --- phases -----------------------------------------------------------------------------------------
-def index_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> list[dict[str, Any]]:
-    builds = []
+def index_phase(
+    args: argparse.Namespace, work: Path, log: IO[str], builds: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Appends to ``builds`` as it goes, so a stopped run still reports the builds it finished."""
     for round_no in range(1, args.rounds + 1):
         for system in args.systems:
             print(f"round {round_no}: indexing with {system} ...", file=sys.stderr, flush=True)
@@ -522,7 +524,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     check=True,
                 )
             if not args.skip_index:
-                data["builds"] = index_phase(args, work, log)
+                index_phase(args, work, log, data.setdefault("builds", []))
             if args.query_rounds:
                 data["query"] = query_phase(args, work, log)
         finally:
