@@ -83,12 +83,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--passages", type=int, help="index only the first N corpus passages (smoke run)")
     parser.add_argument("--query-rounds", type=int, default=1, help="passes over the questions")
+    parser.add_argument(
+        "--query-systems", help="systems in the query phase (default: --systems; their builds must exist)"
+    )
+    parser.add_argument(
+        "--first-round", type=int, default=1, help="number of the first round (a resumed run)"
+    )
+    parser.add_argument(
+        "--prior-builds",
+        type=Path,
+        help="JSON list of builds of an earlier, stopped invocation of this script (same fields), "
+        "reported and paired with this run's",
+    )
     parser.add_argument("--skip-index", action="store_true", help="query phase only (needs --keep-dir)")
     parser.add_argument("--keep-dir", type=Path, help="working directory kept after the run (default: temp)")
     parser.add_argument("--stem", default="vs_hipporag2", help="results file name stem")
     args = parser.parse_args(argv)
     args.systems = [s for s in args.systems.split(",") if s]
-    unknown = sorted(set(args.systems) - set(SYSTEMS))
+    args.query_systems = (
+        [s for s in args.query_systems.split(",") if s] if args.query_systems else args.systems
+    )
+    unknown = sorted((set(args.systems) | set(args.query_systems)) - set(SYSTEMS))
     if unknown:
         parser.error(f"unknown systems: {', '.join(unknown)}")
     if args.rounds < 1 or args.query_rounds < 0:
@@ -263,7 +278,7 @@ def index_phase(
     args: argparse.Namespace, work: Path, log: IO[str], builds: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Appends to ``builds`` as it goes, so a stopped run still reports the builds it finished."""
-    for round_no in range(1, args.rounds + 1):
+    for round_no in range(args.first_round, args.first_round + args.rounds):
         for system in args.systems:
             print(f"round {round_no}: indexing with {system} ...", file=sys.stderr, flush=True)
             result = run_index(system, args, work, log)
@@ -283,13 +298,13 @@ def query_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> dict[str,
     questions, gold = load_gold(args.passages)
     servers = {}
     try:
-        for system in args.systems:
+        for system in args.query_systems:
             print(f"loading {system} for queries ...", file=sys.stderr, flush=True)
             servers[system] = Server(system, args, work, log)
-        seconds: dict[str, list[float]] = {s: [] for s in args.systems}
-        ranked: dict[str, list[list[int]]] = {s: [] for s in args.systems}
-        stages: dict[str, dict[str, list[float]]] = {s: {} for s in args.systems}
-        order = list(args.systems)
+        seconds: dict[str, list[float]] = {s: [] for s in args.query_systems}
+        ranked: dict[str, list[list[int]]] = {s: [] for s in args.query_systems}
+        stages: dict[str, dict[str, list[float]]] = {s: {} for s in args.query_systems}
+        order = list(args.query_systems)
         load_start = load_average()
         for pass_no in range(args.query_rounds):
             for i, question in enumerate(questions):
@@ -313,7 +328,7 @@ def query_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> dict[str,
         for server in servers.values():
             server.close()
     per_system = {}
-    for system in args.systems:
+    for system in args.query_systems:
         quality = {
             f"R@{k}": round(
                 100 * statistics.fmean(recall(g, r, k) for g, r in zip(gold, ranked[system], strict=True)), 1
@@ -386,6 +401,16 @@ def markdown(data: dict[str, Any]) -> str:
             "worker (ours: `index_openie` + CSR snapshot; HippoRAG 2: `HippoRAG.index`); *process* = the "
             "whole subprocess (imports, model load) from `getrusage(RUSAGE_CHILDREN)`.",
             "",
+            *(
+                [
+                    f"Builds before round {data['first_round']} ran in an earlier invocation of this script "
+                    f"(same code, stopped after them) and are read from `{data['prior_builds_from']}` "
+                    "(what it logged: no stage times).",
+                    "",
+                ]
+                if data.get("prior_builds_from")
+                else []
+            ),
             md_table(
                 [
                     "round",
@@ -430,7 +455,7 @@ def markdown(data: dict[str, Any]) -> str:
         ]
         stage_rows = []
         for system in data["systems"]:
-            mine = [b for b in builds if b["system"] == system]
+            mine = [b for b in builds if b["system"] == system and b.get("stages_s")]
             if not mine:
                 continue
             keys = sorted({k for b in mine for k in b.get("stages_s", {})})
@@ -487,7 +512,7 @@ def markdown(data: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     require_files(CORPUS_FILE, OPENIE_FILE, QUESTIONS_FILE)
-    if "theirs" in args.systems:
+    if "theirs" in args.systems + args.query_systems:
         if not args.hipporag2_python.is_file():
             sys.exit(
                 f"{args.hipporag2_python}: no such interpreter. Set up HippoRAG 2's venv as "
@@ -502,8 +527,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         subset_openie(args.passages, work / "openie_subset.json")
     data: dict[str, Any] = {
         **header,
-        "systems": args.systems,
+        "systems": [s for s in SYSTEMS if s in args.systems + args.query_systems],
         "threads": args.threads,
+        "first_round": args.first_round,
         "passages": args.passages,
         "hipporag2_python": str(args.hipporag2_python),
     }
@@ -523,6 +549,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                     stderr=log,
                     check=True,
                 )
+            if args.prior_builds:
+                data["prior_builds_from"] = str(args.prior_builds)
+                data["builds"] = json.loads(args.prior_builds.read_text())
             if not args.skip_index:
                 index_phase(args, work, log, data.setdefault("builds", []))
             if args.query_rounds:
