@@ -87,6 +87,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--query-systems", help="systems in the query phase (default: --systems; their builds must exist)"
     )
     parser.add_argument(
+        "--query-first",
+        action="store_true",
+        help="query phase before the index builds, on the builds already in --keep-dir",
+    )
+    parser.add_argument(
         "--first-round", type=int, default=1, help="number of the first round (a resumed run)"
     )
     parser.add_argument(
@@ -108,8 +113,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error(f"unknown systems: {', '.join(unknown)}")
     if args.rounds < 1 or args.query_rounds < 0:
         parser.error("--rounds must be >= 1 and --query-rounds >= 0")
-    if args.skip_index and not args.keep_dir:
-        parser.error("--skip-index needs --keep-dir (the builds to query)")
+    if (args.skip_index or args.query_first) and not args.keep_dir:
+        parser.error("--skip-index and --query-first need --keep-dir (the builds to query)")
     return args
 
 
@@ -552,9 +557,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.prior_builds:
                 data["prior_builds_from"] = str(args.prior_builds)
                 data["builds"] = json.loads(args.prior_builds.read_text())
+            if args.query_rounds and args.query_first:
+                data["query"] = query_phase(args, work, log)
             if not args.skip_index:
                 index_phase(args, work, log, data.setdefault("builds", []))
-            if args.query_rounds:
+            if args.query_rounds and not args.query_first:
                 data["query"] = query_phase(args, work, log)
         finally:
             data["load_after"] = load_average()
