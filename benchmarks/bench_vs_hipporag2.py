@@ -97,8 +97,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--prior-builds",
         type=Path,
-        help="JSON list of builds of an earlier, stopped invocation of this script (same fields), "
-        "reported and paired with this run's",
+        help="builds of an earlier invocation of this script, reported and paired with this run's: "
+        "a JSON list of builds (same fields), or its result file (then its query phase too, if this "
+        "run has none)",
     )
     parser.add_argument("--skip-index", action="store_true", help="query phase only (needs --keep-dir)")
     parser.add_argument("--keep-dir", type=Path, help="working directory kept after the run (default: temp)")
@@ -408,9 +409,9 @@ def markdown(data: dict[str, Any]) -> str:
             "",
             *(
                 [
-                    f"Builds before round {data['first_round']} ran in an earlier invocation of this script "
-                    f"(same code, stopped after them) and are read from `{data['prior_builds_from']}` "
-                    "(what it logged: no stage times).",
+                    "Rows marked * ran in an earlier invocation of this script and are read from "
+                    f"`{data['prior_builds_from']}` (its command, date and commit are in the JSON: "
+                    "`prior_run`, and per build `commit` where given).",
                     "",
                 ]
                 if data.get("prior_builds_from")
@@ -429,7 +430,7 @@ def markdown(data: dict[str, Any]) -> str:
                 [
                     [
                         b["round"],
-                        LABELS.get(b["system"], b["system"]),
+                        LABELS.get(b["system"], b["system"]) + (" *" if b.get("earlier_invocation") else ""),
                         round(b["index_wall_s"], 1),
                         round(b["index_cpu_s"], 1),
                         round(b["process_wall_s"], 1),
@@ -478,7 +479,12 @@ def markdown(data: dict[str, Any]) -> str:
             "",
             "Seconds of one retrieve call inside each worker (query encoding included; no LLM). Ours: the "
             "default mode `hipporag2`, no recognition filter (no LLM); HippoRAG 2: `retrieve` with its "
-            "filter replaced by identity. Recall from the same answers (first pass), top 10 retrieved.",
+            "filter replaced by identity. Recall from the same answers (first pass), top 10 retrieved."
+            + (
+                f" The queries ran first, on the builds of round {data['first_round'] - 1} (kept on disk)."
+                if data.get("query_first")
+                else ""
+            ),
             "",
             md_table(
                 ["system", "p50 ms", "p95 ms", "mean ms", "ratio p50 to HippoRAG 2", "R@2", "R@5"],
@@ -535,6 +541,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "systems": [s for s in SYSTEMS if s in args.systems + args.query_systems],
         "threads": args.threads,
         "first_round": args.first_round,
+        "query_first": args.query_first,
         "passages": args.passages,
         "hipporag2_python": str(args.hipporag2_python),
     }
@@ -556,7 +563,17 @@ def main(argv: Sequence[str] | None = None) -> None:
                 )
             if args.prior_builds:
                 data["prior_builds_from"] = str(args.prior_builds)
-                data["builds"] = json.loads(args.prior_builds.read_text())
+                prior = json.loads(args.prior_builds.read_text())
+                if isinstance(prior, dict):  # an earlier result file: its builds, and its queries
+                    data["prior_run"] = {
+                        k: prior.get(k) for k in ("command", "date", "commit", "load_before")
+                    }
+                    if prior.get("query") and not args.query_rounds:
+                        data["query"] = prior["query"]
+                    prior = prior.get("builds", [])
+                for build in prior:
+                    build["earlier_invocation"] = True
+                data["builds"] = prior
             if args.query_rounds and args.query_first:
                 data["query"] = query_phase(args, work, log)
             if not args.skip_index:
