@@ -396,6 +396,12 @@ def summarise(data: dict[str, Any]) -> dict[str, Any]:
 
 def markdown(data: dict[str, Any]) -> str:
     lines = [md_header("Side by side with the original HippoRAG 2 (MuSiQue)", data)]
+    if data.get("invocations"):
+        lines += ["Invocations whose results this file gathers (in order):", ""]
+        lines += [
+            f"- {i['date']}, commit `{i['commit'][:12]}`: `{i['command']}`" for i in data["invocations"]
+        ]
+        lines += [""]
     builds = data.get("builds", [])
     summary = data["summary"]
     if builds:
@@ -574,6 +580,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                 for build in prior:
                     build["earlier_invocation"] = True
                 data["builds"] = prior
+                data["systems"] = [
+                    s for s in SYSTEMS if s in data["systems"] or any(b["system"] == s for b in prior)
+                ]
             if args.query_rounds and args.query_first:
                 data["query"] = query_phase(args, work, log)
             if not args.skip_index:
