@@ -128,3 +128,22 @@ def test_model_names_are_compared_canonically(tmp_path: Path) -> None:
     local.mkdir(parents=True)
     assert canonical_model_name(str(tmp_path / "models" / ".." / "models" / "mine")) == str(local.resolve())
     assert not same_model("all-MiniLM-L6-v2", "all-mpnet-base-v2")
+
+
+def test_length_batches_cover_every_text_once_and_grow_only_for_short_texts() -> None:
+    import itertools
+
+    from hipporag_neo4j.embedding import CHARS_PER_BATCH_SLOT, MAX_BATCH_FACTOR, length_batches
+
+    lengths = sorted([5] * 3000 + [40] * 700 + [600] * 130)
+    batches = list(length_batches(lengths, 64))
+    assert batches[0][0] == 0 and batches[-1][1] == len(lengths)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(batches))
+    sizes = [stop - start for start, stop in batches]
+    assert max(sizes) == 64 * MAX_BATCH_FACTOR  # the short ones share the largest batches
+    for start, stop in batches[:-1]:
+        assert stop - start >= 64
+        assert stop - start == 64 or (stop - start) * lengths[stop - 1] <= 64 * CHARS_PER_BATCH_SLOT
+    assert [stop - start for start, stop in batches if lengths[start] == 600] == [64, 64, 2]
+    assert list(length_batches([], 64)) == []
+    assert list(length_batches([3, 4], 64)) == [(0, 2)]

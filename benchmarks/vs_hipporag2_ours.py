@@ -1,0 +1,141 @@
+"""Worker of ``bench_vs_hipporag2.py`` for this package (our interpreter, the repository on ``sys.path``).
+
+python vs_hipporag2_ours.py index --store DIR --backend torch|onnx [--threads 2] [--openie FILE]
+    loads the embedder (timed apart), then times ``HippoRAG.index_openie`` of the published OpenIE into
+    the fresh embedded store DIR (embed passages, phrases, facts; graph; synonym edges) and the CSR
+    snapshot the first query would build (HippoRAG 2 builds its igraph inside ``index``). One JSON line.
+python vs_hipporag2_ours.py serve --store DIR --backend torch|onnx [--threads 1] [--top-k 10]
+    opens DIR, prints ``READY {json}``, then answers one JSON line per stdin line ``{"q": question}`` with
+    ``{"s": seconds of HippoRAG.retrieve(q), "ranked": [corpus index, ...]}`` in the default mode
+    (``hipporag2``; no LLM configured, so no recognition filter). ``{"encode": [texts]}`` returns the
+    vectors (to compare backends).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+MUSIQUE = REPO.parent / "shared" / "data" / "musique"
+OPENIE_FILE = MUSIQUE / "openie_musique_corpus1890_gpt-3.5-turbo-1106.json"
+CORPUS_FILE = MUSIQUE / "musique_corpus1890.json"
+
+
+def _memory(store: Path, backend: str, threads: int, query_threads: int | None) -> Any:
+    from hipporag_neo4j.api import HippoRAG
+    from hipporag_neo4j.settings import load_settings
+
+    settings = load_settings(
+        {
+            "store": {"path": str(store), "backend": "embedded"},
+            "embedding": {
+                "model": "all-MiniLM-L6-v2",
+                "backend": backend,
+                "threads": threads,
+                "query_threads": query_threads or threads,
+            },
+        },
+        env_file=None,
+    )
+    return HippoRAG(settings)
+
+
+def index(store: Path, backend: str, threads: int, openie: Path) -> dict[str, Any]:
+    memory = _memory(store, backend, threads, None)
+    start = time.perf_counter()
+    _ = memory.embedder.dimension  # loads the model (and the ONNX export from its cache)
+    model_load = time.perf_counter() - start
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    report = memory.index_openie(openie)
+    index_wall = time.perf_counter() - wall0
+    snap0 = time.perf_counter()
+    memory.store._graph()  # the CSR graph retrieval builds lazily (HippoRAG 2 builds its igraph in index)
+    snapshot = time.perf_counter() - snap0
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    stats = memory.stats()
+    memory.close()
+    return {
+        "system": f"ours-{backend}",
+        "index_wall_s": wall,
+        "index_cpu_s": cpu,
+        "model_load_s": model_load,
+        "stages_s": {**report.timings, "index_openie": index_wall, "snapshot": snapshot},
+        "counts": {
+            "passages": stats.passages,
+            "phrases": stats.phrases,
+            "facts": stats.facts,
+            "synonym_edges": report.new_synonym_edges,
+            "failed": len(report.failed),
+        },
+    }
+
+
+def corpus_index_of_ids(openie: Path) -> dict[str, int]:
+    """Stored passage id -> position in the corpus file (matched by content, as the evaluation does)."""
+    from hipporag_neo4j.extraction.recorded import content_key, load_recorded_extraction
+
+    recorded = load_recorded_extraction(openie)
+    out: dict[str, int] = {}
+    for i, item in enumerate(json.loads(CORPUS_FILE.read_text())):
+        found = recorded.by_content.get(content_key(item["text"], item["title"]))
+        if found is not None:
+            out[found] = i
+    return out
+
+
+def serve(store: Path, backend: str, threads: int, top_k: int, openie: Path) -> None:
+    start = time.perf_counter()
+    memory = _memory(store, backend, threads, threads)
+    position = corpus_index_of_ids(openie)
+    _ = memory.embedder.dimension
+    memory.retriever  # noqa: B018  (opens the store, loads spaCy)
+    for warm in ("warm up question about nothing", "Who founded the company that made the first car?"):
+        memory.retrieve(warm, top_k=top_k)
+    load = time.perf_counter() - start
+    out = sys.stdout
+    out.write("READY " + json.dumps({"load_s": load, "mode": memory.settings.retrieval.mode}) + "\n")
+    out.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "encode" in request:
+            vectors = memory.embedder.encode(request["encode"])
+            out.write(json.dumps({"vectors": vectors.tolist()}) + "\n")
+        elif "q" in request:
+            s = time.perf_counter()
+            result = memory.retrieve(request["q"], top_k=top_k)
+            seconds = time.perf_counter() - s
+            ranked = [position.get(p.passage.id, -1) for p in result.passages]
+            out.write(json.dumps({"s": seconds, "ranked": ranked, "timings": result.timings}) + "\n")
+        else:
+            break
+        out.flush()
+    memory.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("command", choices=["index", "serve"])
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--backend", choices=["torch", "onnx"], default="torch")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--openie", type=Path, default=OPENIE_FILE)
+    args = parser.parse_args()
+    if args.command == "index":
+        print(json.dumps(index(args.store, args.backend, args.threads, args.openie)), flush=True)
+    else:
+        serve(args.store, args.backend, args.threads, args.top_k, args.openie)
+
+
+if __name__ == "__main__":
+    main()
