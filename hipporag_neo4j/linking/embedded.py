@@ -12,10 +12,10 @@ from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.linking.graph_file import EntityGraph
 from hipporag_neo4j.linking.model import JoinEdges, NodeLink, SameAs, check_identifier
 from hipporag_neo4j.models import LinkedEntity
+from hipporag_neo4j.sqlite_support import chunks, placeholders
 
 DB_FILE = "enterprise.sqlite"
 STORE_FILE = "graph.sqlite"  # the embedded store's own database, attached read-only for phrase names
-_CHUNK = 900  # SQLite's default limit of bound parameters is 999
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS nodes (id TEXT PRIMARY KEY, properties TEXT NOT NULL);
@@ -33,11 +33,6 @@ CREATE INDEX IF NOT EXISTS same_as_by_node ON same_as(node_id);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
 _BUMP = "INSERT INTO meta(key, value) VALUES ('version', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1"
-
-
-def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
 
 
 class EmbeddedEnterpriseGraph:
@@ -168,11 +163,11 @@ class EmbeddedEnterpriseGraph:
     def links_to_nodes(self, node_ids: Sequence[str]) -> dict[str, list[NodeLink]]:
         self._attach_store()
         found: dict[str, list[NodeLink]] = {}
-        for chunk in _chunks(list(node_ids)):
+        for chunk in chunks(list(node_ids)):
             rows = self._conn.execute(
                 "SELECT s.phrase_id, p.name, (SELECT COUNT(*) FROM kg.mentions m WHERE m.phrase_id = p.id), "
                 "s.node_id, s.score, s.method FROM same_as s JOIN kg.phrases p ON p.id = s.phrase_id "
-                f"WHERE s.node_id IN ({','.join('?' * len(chunk))}) ORDER BY s.score DESC, s.phrase_id",
+                f"WHERE s.node_id IN ({placeholders(len(chunk))}) ORDER BY s.score DESC, s.phrase_id",
                 list(chunk),
             ).fetchall()
             for phrase_id, name, count, node_id, score, method in rows:
@@ -182,13 +177,13 @@ class EmbeddedEnterpriseGraph:
     def links_of_passages(self, passage_ids: Sequence[str]) -> dict[str, list[LinkedEntity]]:
         self._attach_store()
         found: dict[str, list[LinkedEntity]] = {}
-        for chunk in _chunks(list(passage_ids)):
+        for chunk in chunks(list(passage_ids)):
             rows = self._conn.execute(
                 "SELECT m.passage_id, p.name, s.node_id, s.score, s.method, n.properties, "
                 "(SELECT group_concat(label, ',') FROM node_labels WHERE node_id = n.id) "
                 "FROM kg.mentions m JOIN kg.phrases p ON p.id = m.phrase_id "
                 "JOIN same_as s ON s.phrase_id = m.phrase_id JOIN nodes n ON n.id = s.node_id "
-                f"WHERE m.passage_id IN ({','.join('?' * len(chunk))}) "
+                f"WHERE m.passage_id IN ({placeholders(len(chunk))}) "
                 "ORDER BY m.passage_id, s.score DESC, s.node_id, p.name",
                 list(chunk),
             ).fetchall()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hipporag_neo4j.errors import ConfigError
-from hipporag_neo4j.sqlite_wal import set_wal
+from hipporag_neo4j.sqlite_support import set_wal
 
 log = logging.getLogger(__name__)
 

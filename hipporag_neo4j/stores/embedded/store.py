@@ -30,7 +30,7 @@ from hipporag_neo4j.linking.embedded import read_join_edges
 from hipporag_neo4j.linking.joined import JoinedMatrix, join_adjacency
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.ppr import FactorisedPpr, forward_push
-from hipporag_neo4j.sqlite_wal import set_wal
+from hipporag_neo4j.sqlite_support import chunks, placeholders, set_wal
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
     DeleteReport,
@@ -65,7 +65,6 @@ _PPR_CACHE_SIZE = 256  # PPR vectors kept per graph version (HippoRAG 2 walk; re
 _FACTORISE_MAX_PHRASES = 50_000
 _FACTORISE_AFTER_QUERIES = 3
 _FACTORISE_MAX_FILL = 40
-_SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
 _MAX_PATH_BYTES = 504  # measured: SQLite's 512-byte path limit, less room for the "-wal" suffix
 
 _TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases", "fact": "facts"}
@@ -73,15 +72,6 @@ _TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases"
 
 def _blob(vector: Vector) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
-
-
-def _chunks(items: Sequence[str], size: int = _SQL_CHUNK) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _placeholders(n: int) -> str:
-    return ",".join("?" * n)
 
 
 class EmbeddedStore:
@@ -336,8 +326,8 @@ class EmbeddedStore:
     def _existing(self, table: str, ids: Sequence[str]) -> set[str]:
         conn = self._connect()
         found: set[str] = set()
-        for chunk in _chunks(list(dict.fromkeys(ids))):
-            sql = f"SELECT id FROM {table} WHERE id IN ({_placeholders(len(chunk))})"
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            sql = f"SELECT id FROM {table} WHERE id IN ({placeholders(len(chunk))})"
             found.update(r[0] for r in conn.execute(sql, list(chunk)))
         return found
 
@@ -477,10 +467,10 @@ class EmbeddedStore:
                 return {pid: int(snapshot.passage_counts[i]) for pid, i in found.items() if i is not None}
         conn = self._connect()
         counts: dict[str, int] = {}
-        for chunk in _chunks(sorted(phrase_ids)):
+        for chunk in chunks(sorted(phrase_ids)):
             sql = (
                 "SELECT phrase_id, COUNT(*) FROM mentions "
-                f"WHERE phrase_id IN ({_placeholders(len(chunk))}) GROUP BY phrase_id"
+                f"WHERE phrase_id IN ({placeholders(len(chunk))}) GROUP BY phrase_id"
             )
             counts.update(conn.execute(sql, list(chunk)).fetchall())
         return counts
@@ -501,9 +491,9 @@ class EmbeddedStore:
                     [(s, t, score) for (s, t), score in rows.items()],
                 )
                 added = conn.total_changes - before
-                for chunk in _chunks(list(done)):
+                for chunk in chunks(list(done)):
                     conn.execute(
-                        f"DELETE FROM synonyms_pending WHERE phrase_id IN ({_placeholders(len(chunk))})",
+                        f"DELETE FROM synonyms_pending WHERE phrase_id IN ({placeholders(len(chunk))})",
                         chunk,
                     )
             # the phrases are unchanged: keep their vectors loaded unless someone else wrote meanwhile
@@ -527,8 +517,8 @@ class EmbeddedStore:
             gone = list(present)
             phrase_ids: set[str] = set()
             fact_ids: set[str] = set()
-            for chunk in _chunks(gone):
-                marks = _placeholders(len(chunk))
+            for chunk in chunks(gone):
+                marks = placeholders(len(chunk))
                 phrase_ids.update(
                     r[0]
                     for r in conn.execute(
@@ -547,15 +537,15 @@ class EmbeddedStore:
                 for f in fact_ids
                 if conn.execute("SELECT 1 FROM states WHERE fact_id = ?", (f,)).fetchone() is None
             ]
-            for chunk in _chunks(orphan_facts):
-                conn.execute(f"DELETE FROM facts WHERE id IN ({_placeholders(len(chunk))})", chunk)
+            for chunk in chunks(orphan_facts):
+                conn.execute(f"DELETE FROM facts WHERE id IN ({placeholders(len(chunk))})", chunk)
             orphan_phrases = [
                 p
                 for p in phrase_ids
                 if conn.execute("SELECT 1 FROM mentions WHERE phrase_id = ?", (p,)).fetchone() is None
             ]
-            for chunk in _chunks(orphan_phrases):
-                marks = _placeholders(len(chunk))
+            for chunk in chunks(orphan_phrases):
+                marks = placeholders(len(chunk))
                 before = conn.total_changes
                 conn.execute(f"DELETE FROM synonyms WHERE source_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM synonyms WHERE target_id IN ({marks})", chunk)
@@ -574,10 +564,10 @@ class EmbeddedStore:
         wanted = list(dict.fromkeys(names))
         conn = self._connect()
         found: dict[str, PhraseHit] = {}
-        for chunk in _chunks(wanted):
+        for chunk in chunks(wanted):
             sql = (
                 "SELECT p.id, p.name, (SELECT COUNT(*) FROM mentions m WHERE m.phrase_id = p.id) "
-                f"FROM phrases p WHERE p.name IN ({_placeholders(len(chunk))})"
+                f"FROM phrases p WHERE p.name IN ({placeholders(len(chunk))})"
             )
             for pid, name, count in conn.execute(sql, list(chunk)):
                 found[name] = PhraseHit(pid, name, 1.0, int(count))
@@ -820,8 +810,8 @@ class EmbeddedStore:
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
         found: dict[str, Passage] = {}
         conn = self._connect()
-        for chunk in _chunks(list(dict.fromkeys(ids))):
-            sql = f"SELECT id, title, text, metadata FROM passages WHERE id IN ({_placeholders(len(chunk))})"
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            sql = f"SELECT id, title, text, metadata FROM passages WHERE id IN ({placeholders(len(chunk))})"
             for pid, title, text, metadata in conn.execute(sql, list(chunk)):
                 found[pid] = Passage(id=pid, title=title, text=text, metadata=json.loads(metadata))
         return found

@@ -1,9 +1,11 @@
-"""SQLite's WAL switch, made safe for processes that open one new database at once."""
+"""SQLite helpers shared by the embedded store, the enterprise graph beside it and the LLM cache: the WAL
+switch made safe for processes that open one new database at once, and statements over many ids."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator, Sequence
 
 
 def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
@@ -21,3 +23,17 @@ def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
                 raise
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
+
+
+SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
+
+
+def chunks(items: Sequence[str], size: int = SQL_CHUNK) -> Iterator[Sequence[str]]:
+    """``items`` in slices small enough to bind as the parameters of one statement."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def placeholders(n: int) -> str:
+    """``?,?,...`` for an ``IN (...)`` of ``n`` values."""
+    return ",".join("?" * n)
