@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_reliability_concurrency import one_passage
 from test_store_conformance import CORPUS, EMB, _index, _records
 
 from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files
@@ -281,15 +282,6 @@ def test_a_graph_version_that_serves_several_queries_switches_to_exact_factorise
     assert [p.passage_id for p in graph] == [
         p.passage_id for p in sorted(graph, key=lambda p: (-p.score, p.passage_id))
     ]
-    one_passage(store)  # a write: a new version starts with push again
+    one_passage(store, 1)  # a write: a new version starts with push again
     store.personalized_pagerank(seeds, 0.5, 200, 1e-12)
     assert built == [0.5]
-
-
-def one_passage(store: EmbeddedStore) -> None:
-    from hipporag_neo4j.models import Passage
-    from hipporag_neo4j.stores.base import PassageRecord, PhraseRecord
-
-    vector = EMB.encode(["newcomer"])[0]
-    phrase = PhraseRecord("phrase-new", "newcomer", vector)
-    store.write_passages([phrase], [PassageRecord(Passage(id="new", text="new"), vector, {phrase.id: 1})])
