@@ -194,6 +194,71 @@ class DeleteReport:
     synonym_edges_removed: int = 0
 
 
+GraphNodeKind = Literal["phrase", "passage", "entity"]
+GraphEdgeKind = Literal["RELATION", "SYNONYM", "MENTIONS", "SAME_AS", "LINKED"]
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A node as the graph explorer draws it: a phrase (id, name), a passage (id, title) or a node of
+    your own graph linked to a phrase (``entity``: its id, its ``name`` property or id)."""
+
+    kind: GraphNodeKind
+    id: str
+    label: str
+    passage_count: int | None = None  # phrases: how many passages mention it
+    labels: tuple[str, ...] = ()  # entities: their labels
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    """An edge between two :class:`GraphNode` (``source``/``target`` are ``(kind, id)``). ``label``:
+    the predicates of a RELATION, the relationship type of an entity's own edge (``LINKED``)."""
+
+    kind: GraphEdgeKind
+    source: tuple[GraphNodeKind, str]
+    target: tuple[GraphNodeKind, str]
+    weight: float  # RELATION weight, SYNONYM / SAME_AS score, MENTIONS count, 1 for LINKED
+    label: str = ""
+
+
+@dataclass
+class Neighbourhood:
+    """A node with its neighbours, at most ``limit`` of them; ``truncated`` says some were left out."""
+
+    center: GraphNode | None  # None: no such node
+    nodes: list[GraphNode] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)
+    truncated: bool = False
+
+
+@runtime_checkable
+class GraphExplorer(Protocol):
+    """Reads for the graph explorer (``serve``'s web page); both stores implement it. Bounded: nothing
+    here returns more than its ``limit``, so a hub phrase never sends the whole graph."""
+
+    def search_nodes(self, text: str, limit: int) -> list[GraphNode]:
+        """Phrases whose name, then passages whose title or id, contain ``text`` (case-insensitive),
+        at most ``limit`` of each, phrases mentioned most first, passages by id."""
+        ...
+
+    def neighbourhood(self, kind: GraphNodeKind, node_id: str, limit: int) -> Neighbourhood:
+        """A phrase: its RELATION and SYNONYM neighbours, the passages that mention it and the nodes it
+        is linked to (SAME_AS). A passage: the phrases it mentions and the relations of the facts it
+        states. An entity: the phrases linked to it and its own relationships. At most ``limit``
+        neighbours, strongest first (weight, score, count)."""
+        ...
+
+    def edges_among(self, phrase_ids: Sequence[str], passage_ids: Sequence[str]) -> list[GraphEdge]:
+        """The RELATION and SYNONYM edges among these phrases, and the MENTIONS edges from these
+        passages to them (what the explorer draws between the nodes of a retrieval explanation)."""
+        ...
+
+    def namespaces(self) -> list[str]:
+        """The knowledge bases beside this one (namespaces), sorted."""
+        ...
+
+
 @runtime_checkable
 class GraphStore(Protocol):
     """A HippoRAG knowledge graph. Every write method is idempotent."""
@@ -351,3 +416,36 @@ class GraphStore(Protocol):
         """End a re-embed: record the new model, drop every synonym edge and mark every phrase
         "synonyms pending" (they are recomputed with the new vectors), forget the re-embed state."""
         ...
+
+
+Candidate = tuple[GraphNode, GraphEdge]
+
+
+def bounded_neighbourhood(
+    center: GraphNode, groups: Sequence[Sequence[Candidate]], limit: int
+) -> Neighbourhood:
+    """``center`` with at most ``limit`` neighbours taken in turn from each group (relations, synonyms,
+    passages...; each already strongest first), so a phrase with hundreds of passages still shows its
+    relations. A neighbour in several groups counts once and keeps every edge; ``truncated`` when any
+    group had more than what was taken (a store fetches ``limit + 1`` per group to tell)."""
+    key = (center.kind, center.id)
+    chosen: dict[tuple[str, str], GraphNode] = {}
+    edges: list[GraphEdge] = []
+    positions = [0] * len(groups)
+    progressing = True
+    while progressing:
+        progressing = False
+        for g, group in enumerate(groups):
+            while positions[g] < len(group):
+                node, edge = group[positions[g]]
+                nkey = (node.kind, node.id)
+                if nkey != key and nkey not in chosen and len(chosen) >= limit:
+                    break
+                positions[g] += 1
+                if nkey != key:
+                    chosen.setdefault(nkey, node)
+                edges.append(edge)
+                progressing = True
+                break
+    truncated = any(positions[g] < len(group) for g, group in enumerate(groups))
+    return Neighbourhood(center=center, nodes=list(chosen.values()), edges=edges, truncated=truncated)

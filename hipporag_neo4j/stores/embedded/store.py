@@ -36,8 +36,12 @@ from hipporag_neo4j.stores.base import (
     DeleteReport,
     EmbeddedKind,
     FactHit,
+    GraphEdge,
     GraphJoin,
+    GraphNode,
+    GraphNodeKind,
     Matrix,
+    Neighbourhood,
     PassageRecord,
     PassageScore,
     PhraseHit,
@@ -50,7 +54,7 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
-from hipporag_neo4j.stores.embedded import snapshot_files
+from hipporag_neo4j.stores.embedded import explore, snapshot_files
 from hipporag_neo4j.stores.embedded.knn import nearest_rows
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
@@ -837,6 +841,23 @@ class EmbeddedStore:
 
     def passage_count(self) -> int:
         return int(self._connect().execute("SELECT COUNT(*) FROM passages").fetchone()[0])
+
+    # --- graph explorer (GraphExplorer) ----------------------------------------------------------
+    def search_nodes(self, text: str, limit: int) -> list[GraphNode]:
+        with self._read() as conn:
+            return explore.search_nodes(conn, text, limit)
+
+    def neighbourhood(self, kind: GraphNodeKind, node_id: str, limit: int) -> Neighbourhood:
+        with self._read() as conn:
+            return explore.neighbourhood(conn, self.path, kind, node_id, limit)
+
+    def edges_among(self, phrase_ids: Sequence[str], passage_ids: Sequence[str]) -> list[GraphEdge]:
+        with self._read() as conn:
+            return explore.edges_among(conn, phrase_ids, passage_ids)
+
+    def namespaces(self) -> list[str]:
+        root = self.path.parent.parent if self.path.parent.name == "namespaces" else self.path
+        return explore.namespaces(root)
 
     def stats(self) -> StoreStats:
         with self._read() as conn:  # one read transaction: every count of the same graph version

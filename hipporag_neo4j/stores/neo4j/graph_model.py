@@ -100,4 +100,8 @@ PARAMETERS: Final[dict[str, Any]] = {
     "types": ["SUBSIDIARY_OF"],
     "node_ids": ["4:0a1b:12"],
     "node_id": "4:0a1b:12",
+    # the graph explorer (serve's web page)
+    "text": "obama",
+    "phrase_id": "phrase-1",
+    "phrase_ids": ["phrase-1", "phrase-2"],
 }

@@ -25,8 +25,12 @@ from hipporag_neo4j.stores.base import (
     DeleteReport,
     EmbeddedKind,
     FactHit,
+    GraphEdge,
     GraphJoin,
+    GraphNode,
+    GraphNodeKind,
     Matrix,
+    Neighbourhood,
     PassageRecord,
     PassageScore,
     PhraseHit,
@@ -38,7 +42,7 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
-from hipporag_neo4j.stores.neo4j import ingest, schema, vector_search
+from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
@@ -349,6 +353,19 @@ class Neo4jStore:
             (str(r["parent"]), str(r["id"]), json.loads(r["metadata_json"]) if r["metadata_json"] else {})
             for r in rows
         )
+
+    # --- graph explorer (GraphExplorer; the statements are in explore.py) -------------------------
+    def search_nodes(self, text: str, limit: int) -> list[GraphNode]:
+        return explore.search_nodes(self.runner, self.namespace, text, limit)
+
+    def neighbourhood(self, kind: GraphNodeKind, node_id: str, limit: int) -> Neighbourhood:
+        return explore.neighbourhood(self.runner, self.namespace, kind, node_id, limit)
+
+    def edges_among(self, phrase_ids: Sequence[str], passage_ids: Sequence[str]) -> list[GraphEdge]:
+        return explore.edges_among(self.runner, self.namespace, phrase_ids, passage_ids)
+
+    def namespaces(self) -> list[str]:
+        return explore.namespaces(self.runner)
 
     def passage_count(self) -> int:
         return int(self.runner.read("read_passage_count", namespace=self.namespace)[0]["passages"])
