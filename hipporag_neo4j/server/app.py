@@ -22,6 +22,7 @@ from hipporag_neo4j import __version__
 from hipporag_neo4j.errors import ConfigError, HippoRAGError, InputError, StoreError
 from hipporag_neo4j.models import Answer, Explanation, IndexReport, RetrievalResult, StoreStats
 from hipporag_neo4j.server.auth import UNAUTHORIZED, ApiKeyAuth
+from hipporag_neo4j.server.explorer.routes import explorer_router
 from hipporag_neo4j.server.limits import BodySizeLimit
 from hipporag_neo4j.server.schemas import (
     AnswerRequest,
@@ -202,6 +203,7 @@ def create_app(settings: Settings, service_factory: Callable[[], KnowledgeServic
         """Counts of passages, phrases, facts and edges."""
         return service.stats()
 
+    app.include_router(explorer_router(protected))
     return app
 
 

@@ -1,0 +1,311 @@
+"""Routes of the graph explorer.
+
+``GET /explorer`` serves the page (no key needed: it holds no data; it asks for the key and sends it
+with every call). ``/explorer/api/*`` are reads for the page, behind the API key like the rest of the
+API; the page writes through the existing ``POST``/``DELETE /passages`` and ``GET /jobs/{id}``.
+Neighbourhoods are bounded (``limit``, at most :data:`MAX_NODES`) and say when they were cut. For a
+Neo4j store each answer carries the Cypher that shows the same subgraph in Neo4j Browser.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from importlib import resources
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
+from hipporag_neo4j.service import KnowledgeService
+from hipporag_neo4j.stores.base import GraphEdge, GraphExplorer, GraphNode, Neighbourhood
+from hipporag_neo4j.text import make_phrase_id
+
+MAX_NODES = 300
+STATIC = resources.files("hipporag_neo4j.server.explorer").joinpath("static")
+STATIC_FILES = {"app.js": "text/javascript", "app.css": "text/css"}
+#: vis-network as the pyvis wheel ships it (pyvis is BSD-3, vis-network Apache-2.0 or MIT).
+VIS_PACKAGE, VIS_DIR = "pyvis", "lib/vis-9.1.2"
+VIS_FILES = {"vis-network.min.js": "text/javascript", "vis-network.css": "text/css"}
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NodeOut(_Out):
+    key: str = Field(description="'<kind>:<id>', unique in a drawing.")
+    kind: Literal["phrase", "passage", "entity"]
+    id: str
+    label: str
+    passage_count: int | None = None
+    labels: list[str] = Field(default_factory=list)
+
+
+class EdgeOut(_Out):
+    kind: str
+    source: str
+    target: str
+    weight: float
+    label: str = ""
+
+
+class BrowserCypher(_Out):
+    """A statement to paste into Neo4j Browser, with its ``:param`` lines."""
+
+    file: str
+    text: str
+
+
+class GraphOut(_Out):
+    center: NodeOut | None = None
+    nodes: list[NodeOut] = Field(default_factory=list)
+    edges: list[EdgeOut] = Field(default_factory=list)
+    truncated: bool = False
+    cypher: BrowserCypher | None = None
+
+
+class PassageOut(_Out):
+    passage: Passage
+    graph: GraphOut
+
+
+class Overview(_Out):
+    backend: str
+    namespace: str
+    namespaces: list[str]
+    stats: StoreStats
+    max_nodes: int = MAX_NODES
+    cypher: BrowserCypher | None = None
+
+
+class AnswerGraphRequest(_Out):
+    phrases: list[str] = Field(default_factory=list, max_length=2000, description="Phrase names drawn.")
+    passage_ids: list[str] = Field(default_factory=list, max_length=1000)
+
+
+class AnswerGraph(_Out):
+    phrase_ids: dict[str, str] = Field(description="Phrase name -> phrase id (node key 'phrase:<id>').")
+    edges: list[EdgeOut]
+    cypher: BrowserCypher | None = None
+
+
+class PassagePage(_Out):
+    passages: list[PassageInfo]
+    next_after: str | None = Field(description="Pass as `after` for the next page; null at the end.")
+
+
+def _key(ref: tuple[str, str]) -> str:
+    return f"{ref[0]}:{ref[1]}"
+
+
+def _node(node: GraphNode) -> NodeOut:
+    return NodeOut(
+        key=_key((node.kind, node.id)),
+        kind=node.kind,
+        id=node.id,
+        label=node.label,
+        passage_count=node.passage_count,
+        labels=list(node.labels),
+    )
+
+
+def _edge(edge: GraphEdge) -> EdgeOut:
+    return EdgeOut(
+        kind=edge.kind,
+        source=_key(edge.source),
+        target=_key(edge.target),
+        weight=edge.weight,
+        label=edge.label,
+    )
+
+
+def _graph(found: Neighbourhood, cypher: BrowserCypher | None) -> GraphOut:
+    return GraphOut(
+        center=_node(found.center) if found.center else None,
+        nodes=[_node(n) for n in found.nodes],
+        edges=[_edge(e) for e in found.edges],
+        truncated=found.truncated,
+        cypher=cypher,
+    )
+
+
+def browser_cypher(file: str, **params: Any) -> BrowserCypher:
+    """The named ``cypher/`` statement with ``:param`` lines that set its parameters (JSON literals are
+    Cypher literals for strings, numbers and lists)."""
+    from hipporag_neo4j.stores.neo4j.cypher import load_query
+
+    query = load_query(file)
+    lines = [f":param {name} => {json.dumps(params[name], ensure_ascii=False)}" for name in sorted(params)]
+    return BrowserCypher(file=f"cypher/{file}.cypher", text="\n".join([*lines, "", query.text]))
+
+
+class _Explorer:
+    """The service's store as a :class:`GraphExplorer`, read under the service's read lock."""
+
+    def __init__(self, service: KnowledgeService) -> None:
+        self.service = service
+        self.settings = service.settings
+
+    @property
+    def on_neo4j(self) -> bool:
+        return self.settings.backend == "neo4j"
+
+    @property
+    def namespace(self) -> str:
+        return self.settings.neo4j.namespace
+
+    @contextmanager
+    def store(self) -> Iterator[GraphExplorer]:
+        self.service.warm_up()
+        store = self.service.memory.store
+        if not isinstance(store, GraphExplorer):
+            raise HTTPException(
+                501, f"the {self.settings.backend} store cannot be explored (no GraphExplorer)"
+            )
+        with self.service.lock.read():
+            yield store
+
+    def cypher(self, file: str, **params: Any) -> BrowserCypher | None:
+        return browser_cypher(file, namespace=self.namespace, **params) if self.on_neo4j else None
+
+
+def _explorer(request: Request) -> _Explorer:
+    return _Explorer(request.app.state.service)
+
+
+Explorer = Annotated[_Explorer, Depends(_explorer)]
+
+
+def explorer_router(protected: Sequence[Any]) -> APIRouter:
+    """The page and its API; ``protected`` are the dependencies that check the API key."""
+    router = APIRouter(prefix="/explorer", tags=["explorer"])
+    api = APIRouter(prefix="/api", dependencies=list(protected))
+
+    @router.get("", include_in_schema=False)
+    def page_redirect() -> RedirectResponse:
+        return RedirectResponse("/explorer/")
+
+    @router.get("/", include_in_schema=False)
+    def page() -> HTMLResponse:
+        """The explorer page (it asks for the API key and keeps it in the tab's session storage)."""
+        return HTMLResponse(
+            STATIC.joinpath("index.html").read_text(encoding="utf-8"),
+            headers={"Content-Security-Policy": CSP, "Cache-Control": "no-store"},
+        )
+
+    @router.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> Response:
+        if name not in STATIC_FILES:
+            raise HTTPException(404, f"no explorer file {name!r}")
+        return Response(STATIC.joinpath(name).read_bytes(), media_type=STATIC_FILES[name])
+
+    @router.get("/lib/{name}", include_in_schema=False)
+    def library(name: str) -> Response:
+        """vis-network, read from the installed pyvis package (503 with the fix when it is missing)."""
+        if name not in VIS_FILES:
+            raise HTTPException(404, f"no explorer library file {name!r}")
+        try:
+            data = resources.files(VIS_PACKAGE).joinpath(VIS_DIR, name).read_bytes()
+        except (ModuleNotFoundError, OSError) as exc:
+            raise HTTPException(
+                503,
+                f"the graph drawing library ({VIS_DIR}/{name} of the {VIS_PACKAGE!r} package) is not "
+                f"installed ({exc}): pip install 'hipporag-neo4j[server]'",
+            ) from exc
+        return Response(data, media_type=VIS_FILES[name], headers={"Cache-Control": "max-age=3600"})
+
+    @api.get("/overview")
+    def overview(explorer: Explorer) -> Overview:
+        """Backend, namespace, the namespaces beside it and the store's counts."""
+        with explorer.store() as store:
+            stats = explorer.service.memory.store.stats()
+            names = store.namespaces()
+        return Overview(
+            backend=explorer.settings.backend,
+            namespace=explorer.namespace,
+            namespaces=names,
+            stats=stats,
+            cypher=explorer.cypher("explore_overview"),
+        )
+
+    @api.get("/search")
+    def search(
+        explorer: Explorer,
+        q: Annotated[str, Query(min_length=1, max_length=200, description="Text in a phrase or title.")],
+        limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    ) -> list[NodeOut]:
+        """Phrases whose name, then passages whose title or id, contain ``q`` (case-insensitive)."""
+        with explorer.store() as store:
+            return [_node(n) for n in store.search_nodes(q, limit)]
+
+    @api.get("/neighbourhood", responses={404: {}})
+    def neighbourhood(
+        explorer: Explorer,
+        kind: Literal["phrase", "passage", "entity"],
+        id: Annotated[str, Query(min_length=1, max_length=2000)],
+        limit: Annotated[int, Query(ge=1, le=MAX_NODES)] = 100,
+    ) -> GraphOut:
+        """A node and at most ``limit`` neighbours (``truncated`` when some were left out)."""
+        with explorer.store() as store:
+            found = store.neighbourhood(kind, id, limit)
+        if found.center is None:
+            raise HTTPException(404, f"no {kind} {id!r} in namespace {explorer.namespace!r}")
+        if kind == "phrase":
+            cypher = explorer.cypher("explore_phrase", name=found.center.label)
+        elif kind == "passage":
+            cypher = explorer.cypher("explore_passage", passage_id=id)
+        else:
+            cypher = explorer.cypher("explore_node", node_id=id)
+        return _graph(found, cypher)
+
+    @api.get("/passage", responses={404: {}})
+    def passage(
+        explorer: Explorer,
+        id: Annotated[str, Query(min_length=1, max_length=2000)],
+        limit: Annotated[int, Query(ge=1, le=MAX_NODES)] = 100,
+    ) -> PassageOut:
+        """A passage's text and the phrases it mentions."""
+        with explorer.store() as store:
+            found = explorer.service.memory.store.get_passages([id]).get(id)
+            around = store.neighbourhood("passage", id, limit)
+        if found is None:
+            raise HTTPException(404, f"no passage {id!r} in namespace {explorer.namespace!r}")
+        return PassageOut(
+            passage=found, graph=_graph(around, explorer.cypher("explore_passage", passage_id=id))
+        )
+
+    @api.get("/passages")
+    def passages(
+        explorer: Explorer,
+        after: Annotated[str, Query(max_length=2000)] = "",
+        limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    ) -> PassagePage:
+        """A page of stored passages by id (``after`` the last id of the previous page)."""
+        with explorer.store():
+            page = explorer.service.memory.store.list_passages(after, limit + 1)
+        more = len(page) > limit
+        return PassagePage(passages=page[:limit], next_after=page[limit - 1].id if more else None)
+
+    @api.post("/answer-graph")
+    def answer_graph(body: AnswerGraphRequest, explorer: Explorer) -> AnswerGraph:
+        """For a retrieval result drawn by the page: the ids of its phrases and the RELATION, SYNONYM and
+        MENTIONS edges among its phrases and passages (a look-up; nothing is retrieved again)."""
+        ids = {name: make_phrase_id(name) for name in dict.fromkeys(body.phrases)}
+        with explorer.store() as store:
+            edges = store.edges_among(sorted(set(ids.values())), body.passage_ids)
+        cypher = explorer.cypher("explore_answer", names=sorted(ids), ids=list(body.passage_ids))
+        return AnswerGraph(phrase_ids=ids, edges=[_edge(e) for e in edges], cypher=cypher)
+
+    router.include_router(api)
+    return router
+
+
+#: The page loads only its own scripts and styles; data is never inserted as HTML.
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
