@@ -27,9 +27,25 @@ from hipporag_neo4j.text import make_phrase_id
 MAX_NODES = 300
 STATIC = resources.files("hipporag_neo4j.server.explorer").joinpath("static")
 STATIC_FILES = {"app.js": "text/javascript", "app.css": "text/css"}
-#: vis-network as the pyvis wheel ships it (pyvis is BSD-3, vis-network Apache-2.0 or MIT).
-VIS_PACKAGE, VIS_DIR = "pyvis", "lib/vis-9.1.2"
+#: vis-network as the pyvis wheel ships it in ``pyvis/lib/vis-<version>/`` (pyvis is BSD-3, vis-network
+#: Apache-2.0 or MIT); the newest version there is served.
+VIS_PACKAGE = "pyvis"
 VIS_FILES = {"vis-network.min.js": "text/javascript", "vis-network.css": "text/css"}
+
+
+def vis_file(name: str) -> bytes:
+    """A vis-network file from the installed pyvis package; OSError or ModuleNotFoundError if absent."""
+    lib = resources.files(VIS_PACKAGE).joinpath("lib")
+    versions = [
+        entry for entry in lib.iterdir() if entry.name.startswith("vis-") and entry.joinpath(name).is_file()
+    ]
+    if not versions:
+        raise FileNotFoundError(f"no lib/vis-*/{name} in the {VIS_PACKAGE} package")
+
+    def version(entry: Any) -> tuple[int, ...]:
+        return tuple(int(x) if x.isdigit() else 0 for x in entry.name.removeprefix("vis-").split("."))
+
+    return max(versions, key=version).joinpath(name).read_bytes()
 
 
 class _Out(BaseModel):
@@ -209,11 +225,11 @@ def explorer_router(protected: Sequence[Any]) -> APIRouter:
         if name not in VIS_FILES:
             raise HTTPException(404, f"no explorer library file {name!r}")
         try:
-            data = resources.files(VIS_PACKAGE).joinpath(VIS_DIR, name).read_bytes()
+            data = vis_file(name)
         except (ModuleNotFoundError, OSError) as exc:
             raise HTTPException(
                 503,
-                f"the graph drawing library ({VIS_DIR}/{name} of the {VIS_PACKAGE!r} package) is not "
+                f"the graph drawing library (vis-network, shipped by the {VIS_PACKAGE!r} package) is not "
                 f"installed ({exc}): pip install 'hipporag-neo4j[server]'",
             ) from exc
         return Response(data, media_type=VIS_FILES[name], headers={"Cache-Control": "max-age=3600"})

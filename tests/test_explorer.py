@@ -1,0 +1,450 @@
+"""The graph explorer (``/explorer`` of ``serve``): its reads on both stores, its API, and the page driven
+in a real headless Chromium (Debian's ``chromium`` through Playwright; no browser download).
+
+The integration part builds the demo store once (recorded OpenIE, the real all-MiniLM-L6-v2 embedder,
+the demo's graph of accounts linked with SAME_AS, and one passage whose text is an XSS attempt) and runs
+the real ``hipporag-neo4j serve`` over it on a free loopback port.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from neo4j_fake import FakeDriver
+from server_support import ServerProcess
+
+from hipporag_neo4j.settings import load_settings
+from hipporag_neo4j.stores.base import GraphEdge, GraphNode, bounded_neighbourhood
+from hipporag_neo4j.text import make_phrase_id
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+KEY = "explorer-test-key"
+QUESTION = "Which Stanford professor studies Alzheimer's disease?"  # the demo's showcase question
+GOLD = ["Helena Várkonyi", "Várkonyi Laboratory"]
+XSS_ID = "xss-note"
+XSS_TITLE = "<img src=x onerror=\"window.__pwned='title'\">Evil title"
+XSS_TEXT = (
+    "<script>window.__pwned='text'</script><img src=x onerror=\"window.__pwned='img'\"> "
+    "Hestia Quorn is a librarian in Hawby."
+)
+
+
+# --- unit: the bounded neighbourhood ---------------------------------------------------------------
+
+
+def _phrase(i: int) -> GraphNode:
+    return GraphNode("phrase", f"p{i}", f"phrase {i}")
+
+
+def _candidates(kind: str, ids: range) -> list[tuple[GraphNode, GraphEdge]]:
+    return [(_phrase(i), GraphEdge("RELATION", ("phrase", "c"), ("phrase", f"p{i}"), 1.0, kind)) for i in ids]
+
+
+@pytest.mark.unit
+def test_bounded_neighbourhood_takes_from_each_group_in_turn_and_says_when_it_cut() -> None:
+    center = GraphNode("phrase", "c", "center")
+    relations, passages = _candidates("rel", range(0, 10)), _candidates("men", range(100, 103))
+    found = bounded_neighbourhood(center, [relations, passages], 4)
+    assert [n.id for n in found.nodes] == ["p0", "p100", "p1", "p101"]
+    assert found.truncated
+    everything = bounded_neighbourhood(center, [relations, passages], 13)
+    assert len(everything.nodes) == 13 and not everything.truncated
+
+
+@pytest.mark.unit
+def test_a_neighbour_in_two_groups_counts_once_and_keeps_both_edges() -> None:
+    center = GraphNode("phrase", "c", "center")
+    found = bounded_neighbourhood(center, [_candidates("rel", range(2)), _candidates("syn", range(2))], 2)
+    assert [n.id for n in found.nodes] == ["p0", "p1"]
+    assert sorted(e.label for e in found.edges) == ["rel", "rel", "syn", "syn"]
+    assert not found.truncated
+
+
+# --- unit: the Neo4j reads map records to nodes and edges --------------------------------------------
+
+
+@pytest.mark.unit
+def test_neo4j_phrase_neighbourhood_reads_each_named_statement() -> None:
+    from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+    def one(**row: Any) -> list[dict[str, Any]]:
+        return [row]
+
+    driver = (
+        FakeDriver()
+        .on("explorer_phrase", one(id="p1", name="stanford university", passage_count=5))
+        .on(
+            "explorer_phrase_relations",
+            one(
+                outgoing=False,
+                id="p2",
+                name="helena várkonyi",
+                passage_count=2,
+                predicates=["professor at"],
+                weight=1,
+            ),
+        )
+        .on(
+            "explorer_phrase_synonyms",
+            one(outgoing=True, id="p3", name="stanford", passage_count=1, score=0.9),
+        )
+        .on(
+            "explorer_phrase_same_as",
+            one(id="4:x:1", labels=["Account"], name="Stanford", score=1.0, method="exact"),
+        )
+        .on("explorer_phrase_passages", [{"id": f"d{i}", "title": f"T{i}", "count": 1} for i in range(3)])
+    )
+    settings = load_settings({"neo4j": {"uri": "bolt://fake", "namespace": "kb"}})
+    store = Neo4jStore(settings.neo4j, driver=driver)  # type: ignore[arg-type]
+    found = store.neighbourhood("phrase", "p1", 4)
+    assert found.center == GraphNode("phrase", "p1", "stanford university", passage_count=5)
+    assert [(n.kind, n.id) for n in found.nodes] == [
+        ("phrase", "p2"), ("phrase", "p3"), ("entity", "4:x:1"), ("passage", "d0")
+    ]  # fmt: skip
+    assert found.truncated  # two passages left out
+    kinds = {(e.kind, e.source, e.target, e.label) for e in found.edges}
+    assert ("RELATION", ("phrase", "p2"), ("phrase", "p1"), "professor at") in kinds
+    assert ("SAME_AS", ("phrase", "p1"), ("entity", "4:x:1"), "exact") in kinds
+    for call in driver.calls:
+        assert call.params["namespace"] == "kb"
+    assert {c.params["limit"] for c in driver.calls if "limit" in c.params} == {5}  # limit + 1: to tell a cut
+
+
+@pytest.mark.unit
+def test_neo4j_answer_edges_and_browser_cypher() -> None:
+    from hipporag_neo4j.server.explorer.routes import browser_cypher
+    from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+    driver = (
+        FakeDriver()
+        .on(
+            "explorer_edges_among",
+            [{"source": "a", "type": "SYNONYM", "target": "b", "predicates": None, "weight": 0.9}],
+        )
+        .on("explorer_mentions_among", [{"passage_id": "d1", "phrase_id": "a", "count": 2}])
+    )
+    settings = load_settings({"neo4j": {"uri": "bolt://fake"}})
+    store = Neo4jStore(settings.neo4j, driver=driver)  # type: ignore[arg-type]
+    edges = store.edges_among(["b", "a"], ["d1"])
+    assert edges == [
+        GraphEdge("SYNONYM", ("phrase", "a"), ("phrase", "b"), 0.9),
+        GraphEdge("MENTIONS", ("passage", "d1"), ("phrase", "a"), 2.0),
+    ]
+    assert driver.named("explorer_edges_among")[0].params["phrase_ids"] == ["a", "b"]
+    cypher = browser_cypher("explore_answer", namespace="demo", names=["helena várkonyi"], ids=["d1"])
+    assert cypher.file == "cypher/explore_answer.cypher"
+    assert cypher.text.splitlines()[:3] == [
+        ':param ids => ["d1"]',
+        ':param names => ["helena várkonyi"]',
+        ':param namespace => "demo"',
+    ]
+    assert "MATCH (p:Phrase {namespace: $namespace})" in cypher.text
+
+
+@pytest.mark.unit
+def test_library_route_says_what_to_install_when_pyvis_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastapi.testclient import TestClient
+
+    from hipporag_neo4j.server.app import create_app
+    from hipporag_neo4j.server.explorer import routes
+
+    app = create_app(load_settings({"server": {"api_key": KEY}}))
+    client = TestClient(app)  # no lifespan: these routes need no service
+    ok = client.get("/explorer/lib/vis-network.min.js")
+    assert ok.status_code == 200 and b"vis-network" in ok.content[:400]
+    page = client.get("/explorer/")
+    assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+    assert "cdn" not in page.text.lower() and "http" not in page.text.split("<body>")[0].lower()
+    monkeypatch.setattr(routes, "VIS_PACKAGE", "no_such_package_for_vis")
+    missing = client.get("/explorer/lib/vis-network.min.js")
+    assert missing.status_code == 503
+    assert "pip install 'hipporag-neo4j[server]'" in missing.json()["detail"]
+    assert client.get("/explorer/lib/other.js").status_code == 404
+    assert client.get("/explorer/static/../routes.py").status_code == 404
+
+
+# --- integration: the demo store and the real `serve` -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from hipporag_neo4j.api import HippoRAG
+    from hipporag_neo4j.demo.link import LABEL
+    from hipporag_neo4j.demo.run import demo_file
+
+    path = tmp_path_factory.mktemp("explorer") / "kb"
+    settings = load_settings({"store": {"path": str(path)}})
+    with HippoRAG(settings) as memory:
+        memory.index_openie(demo_file("openie_demo.json"))
+        memory.import_graph(demo_file("enterprise_graph.jsonl"))
+        memory.link(LABEL, "name")
+        report = memory.index([{"id": XSS_ID, "title": XSS_TITLE, "text": XSS_TEXT}])
+        assert report.indexed == [XSS_ID], report
+    return path
+
+
+@pytest.mark.integration
+def test_embedded_store_explorer_reads(demo_store: Path) -> None:
+    from hipporag_neo4j.stores.embedded import EmbeddedStore
+
+    store = EmbeddedStore(demo_store)
+    try:
+        found = store.search_nodes("várkonyi", 10)
+        assert {(n.kind, n.label) for n in found} >= {
+            ("phrase", "helena várkonyi"),
+            ("passage", "Helena Várkonyi"),
+        }
+        stanford = make_phrase_id("stanford university")
+        around = store.neighbourhood("phrase", stanford, 300)
+        assert not around.truncated
+        kinds = {e.kind for e in around.edges}
+        assert {"RELATION", "MENTIONS"} <= kinds
+        assert any(n.kind == "passage" and n.label == "Helena Várkonyi" for n in around.nodes)
+        cut = store.neighbourhood("phrase", stanford, 3)
+        assert len(cut.nodes) == 3 and cut.truncated
+        lumora = store.neighbourhood("phrase", make_phrase_id("lumora biotics"), 50)
+        entity = next(n for n in lumora.nodes if n.kind == "entity")
+        assert entity.label == "Lumora Biotics" and entity.labels == ("Account",)
+        account = store.neighbourhood("entity", entity.id, 50)
+        assert any(e.kind == "LINKED" and e.label == "SUBSIDIARY_OF" for e in account.edges)
+        assert any(e.kind == "SAME_AS" for e in account.edges)
+        passage_id = next(n.id for n in around.nodes if n.label == "Helena Várkonyi")
+        passage = store.neighbourhood("passage", passage_id, 50)
+        assert {n.label for n in passage.nodes} >= {"helena várkonyi", "stanford university"}
+        assert any(e.kind == "RELATION" for e in passage.edges)  # the facts it states, among its phrases
+        among = store.edges_among([stanford, make_phrase_id("helena várkonyi")], [passage_id])
+        assert {e.kind for e in among} == {"RELATION", "MENTIONS"}
+        assert store.neighbourhood("phrase", "phrase-none", 5).center is None
+        assert store.namespaces() == ["default"]
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def server(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    cwd = tmp_path_factory.mktemp("serve")
+    args = ["-m", "hipporag_neo4j", "--store", str(demo_store), "serve", "--port", "{port}"]
+    proc = ServerProcess(args, env={"HIPPORAG_SERVER__API_KEY": KEY}, cwd=cwd)
+    try:
+        proc.wait_until_up("/ready")
+        yield proc
+    finally:
+        proc.terminate()
+
+
+def _get(server: ServerProcess, path: str, key: str | None = KEY, **params: Any) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.get(server.url + path, params=params, headers=headers, timeout=60)
+
+
+@pytest.mark.integration
+def test_explorer_api_over_serve(server: ServerProcess) -> None:
+    assert _get(server, "/explorer/", key=None).status_code == 200  # the page holds no data
+    assert _get(server, "/explorer/api/overview", key=None).status_code == 401
+    assert _get(server, "/explorer/api/overview", key="wrong").status_code == 401
+    overview = _get(server, "/explorer/api/overview").json()
+    assert overview["backend"] == "embedded" and overview["namespaces"] == ["default"]
+    assert overview["stats"]["passages"] == 43 and overview["cypher"] is None  # no Cypher off Neo4j
+    stanford = make_phrase_id("stanford university")
+    graph = _get(server, "/explorer/api/neighbourhood", kind="phrase", id=stanford, limit=2).json()
+    assert graph["center"]["key"] == f"phrase:{stanford}" and len(graph["nodes"]) == 2 and graph["truncated"]
+    assert (
+        _get(server, "/explorer/api/neighbourhood", kind="phrase", id=stanford, limit=301).status_code == 422
+    )
+    assert _get(server, "/explorer/api/neighbourhood", kind="phrase", id="nope").status_code == 404
+    assert _get(server, "/explorer/api/neighbourhood", kind="fact", id=stanford).status_code == 422
+    page = _get(server, "/explorer/api/passages", limit=40).json()
+    assert len(page["passages"]) == 40 and page["next_after"] == page["passages"][-1]["id"]
+    rest = _get(server, "/explorer/api/passages", after=page["next_after"], limit=40).json()
+    assert len(rest["passages"]) == 3 and rest["next_after"] is None
+    passage = _get(server, "/explorer/api/passage", id=XSS_ID).json()
+    assert passage["passage"]["text"] == XSS_TEXT
+    assert _get(server, "/explorer/api/search", q="").status_code == 422
+
+
+# --- browser ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed (pip install -e '.[dev]')")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, server: ServerProcess) -> Iterator[Any]:
+    # bypass_csp lets Playwright evaluate its own scripts; the page's escaping is what is tested, not the CSP
+    context = browser.new_context(viewport={"width": 1400, "height": 850}, bypass_csp=True)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.goto(server.url + "/explorer/")
+    yield tab
+    context.close()
+    assert errors == [], errors
+
+
+def _login(page: Any, key: str = KEY) -> None:
+    page.wait_for_selector("#key-input", state="visible")
+    page.fill("#key-input", key)
+    page.click("#login-form button[type=submit]")
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_wrong_key_is_refused_and_the_right_one_kept_for_the_tab(page: Any) -> None:
+    _login(page, "not-the-key")
+    page.wait_for_function("document.getElementById('login-error').textContent.includes('401')")
+    assert page.is_hidden("#app")
+    assert page.evaluate("sessionStorage.getItem('hipporag-explorer-key')") is None
+    _login(page)
+    page.wait_for_function("window.__explorer.ready")
+    assert page.is_visible("#app")
+    assert "43 passages" in page.text_content("#store-line")
+    page.reload()  # the key is kept for the tab: no second prompt
+    page.wait_for_function("window.__explorer.ready")
+    assert page.is_hidden("#login")
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_ask_draws_the_gold_passages_and_the_path_to_them(page: Any) -> None:
+    _login(page)
+    page.wait_for_function("window.__explorer.ready")
+    page.fill("#ask-query", QUESTION)
+    page.select_option("#ask-mode", "hipporag")
+    page.click("#ask-form button[type=submit]")
+    page.wait_for_function("window.__explorer.askCount >= 1", timeout=60_000)
+    titles = page.locator("#ask-results li .title").all_text_contents()
+    assert {t.split(". ", 1)[1] for t in titles[:2]} == set(GOLD)  # both gold passages on top
+    drawn = page.evaluate("window.__explorer.ask")
+    nodes = {n["key"]: n for n in drawn["nodes"]}
+    edges = {(e["kind"], e["source"], e["target"]) for e in drawn["edges"]}
+    stanford = f"phrase:{make_phrase_id('stanford university')}"
+    helena = f"phrase:{make_phrase_id('helena várkonyi')}"
+    gold = [k for k, n in nodes.items() if n["kind"] == "passage" and any(g in n["label"] for g in GOLD)]
+    assert len(gold) == 2
+    # query entity -> seed phrase -> (relation) -> phrase reached -> passage
+    assert ("LINK", "query:Stanford", stanford) in edges
+    assert nodes[stanford]["style"] == "seed" and nodes[stanford]["level"] == 1
+    assert ("RELATION", helena, stanford) in edges  # "helena várkonyi professor at stanford university"
+    assert any(("REACHED", helena, g) in edges for g in gold)
+    assert nodes[helena]["size"] > 8  # PPR score as size
+    # what was drawn is on the canvas: vis-network knows every node
+    on_canvas = page.evaluate("Object.keys(window.__explorer.networks.ask.network.getPositions())")
+    assert set(on_canvas) == set(nodes)
+
+    for mode in ["hipporag2", "dense", "ensemble", "hybrid"]:
+        page.select_option("#ask-mode", mode)
+        count = page.evaluate("window.__explorer.askCount")
+        page.click("#ask-form button[type=submit]")
+        page.wait_for_function(f"window.__explorer.askCount > {count}", timeout=60_000)
+        assert page.text_content("#ask-status").startswith(f"{mode} · single"), mode
+        assert page.locator("#ask-results li").count() == 5
+    hipporag2 = page.evaluate("window.__explorer.ask")
+    assert any(n["kind"] == "passage" for n in hipporag2["nodes"])
+    page.select_option("#ask-strategy", "ircot")
+    page.click("#ask-form button[type=submit]")  # no LLM on this server: the API's reason is shown
+    page.wait_for_function("document.getElementById('ask-status').classList.contains('error')")
+    assert "LLM" in page.text_content("#ask-status") or "llm" in page.text_content("#ask-status")
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_explore_expands_a_node_by_clicking_it_and_opens_a_passage(page: Any) -> None:
+    _login(page)
+    page.wait_for_function("window.__explorer.ready")
+    page.click("button[data-view=explore]")
+    page.fill("#search-input", "stanford")
+    page.click("#search-form button[type=submit]")
+    page.click("#search-results li[data-key^='phrase:']")
+    page.wait_for_function("window.__explorer.exploreCount >= 1 && window.__explorer.stable")
+    first = page.evaluate("window.__explorer.explore")
+    helena = f"phrase:{make_phrase_id('helena várkonyi')}"
+    assert helena in first["nodes"] and helena not in first["expanded"]
+    position = page.evaluate("(key) => window.__explorer.domPosition('explore', key)", helena)
+    page.mouse.click(position["x"], position["y"])  # a real click on the canvas
+    page.wait_for_function("window.__explorer.exploreCount >= 2 && window.__explorer.stable")
+    second = page.evaluate("window.__explorer.explore")
+    assert helena in second["expanded"]
+    assert len(second["nodes"]) > len(first["nodes"])
+    assert f"phrase:{make_phrase_id('hungarian american')}" in second["nodes"]  # only Helena's neighbour
+
+    passage = next(k for k in second["nodes"] if k.startswith("passage:"))
+    position = page.evaluate("(key) => window.__explorer.domPosition('explore', key)", passage)
+    page.mouse.click(position["x"], position["y"])
+    page.wait_for_function("window.__explorer.panel !== null")
+    assert page.is_visible("#passage-panel")
+    assert page.text_content("#panel-id") == passage.split(":", 1)[1]
+    assert page.locator("#panel-phrases li").count() >= 2
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_a_passage_holding_html_shows_as_text_and_runs_nothing(page: Any) -> None:
+    _login(page)
+    page.wait_for_function("window.__explorer.ready")
+    page.evaluate("(id) => window.__explorer.openPassage(id)", XSS_ID)
+    page.wait_for_function("window.__explorer.panel !== null")
+    assert page.text_content("#panel-text") == XSS_TEXT
+    assert page.text_content("#panel-title") == XSS_TITLE
+    page.click("button[data-view=explore]")
+    page.fill("#search-input", "evil title")
+    page.click("#search-form button[type=submit]")
+    page.wait_for_selector("#search-results li")
+    assert page.text_content("#search-results li .title") == XSS_TITLE
+    page.click("button[data-view=manage]")
+    page.wait_for_selector(f"#passage-table tr[data-id='{XSS_ID}']")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned === undefined")
+    assert (
+        page.locator(
+            "#passage-panel script, #passage-panel img, #search-results img, #passage-table img"
+        ).count()
+        == 0
+    )
+
+
+@pytest.mark.browser
+@pytest.mark.integration
+def test_manage_indexes_pasted_text_as_a_job_and_deletes_it(page: Any) -> None:
+    _login(page)
+    page.wait_for_function("window.__explorer.ready")
+    page.click("button[data-view=manage]")
+    page.wait_for_selector("#passage-table tbody tr")
+    page.fill("#index-id", "note-from-browser")
+    page.fill("#index-title", "Marta Oyelaran")
+    page.fill("#index-text", "Marta Oyelaran is a botanist at the Kesswick Herbarium.")
+    page.click("#index-form button[type=submit]")
+    page.wait_for_selector("#jobs li[data-status]", timeout=120_000)
+    assert page.get_attribute("#jobs li", "data-status") == "succeeded"
+    assert "indexed 1" in page.text_content("#jobs li")
+    page.wait_for_selector("#passage-table tr[data-id='note-from-browser']")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.check("#passage-table tr[data-id='note-from-browser'] input")
+    page.click("#passages-delete")
+    page.wait_for_function("document.getElementById('manage-status').textContent.startsWith('deleted 1')")
+    assert page.locator("#passage-table tr[data-id='note-from-browser']").count() == 0
