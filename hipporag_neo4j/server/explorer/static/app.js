@@ -179,6 +179,7 @@
 
   // --- tabs ---------------------------------------------------------------------------------------
   function showView(name) {
+    $("passage-panel").hidden = true;
     for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.view === name);
     for (const view of ["ask", "explore", "manage"]) $("view-" + view).hidden = view !== name;
     if (name === "manage" && !$("passage-table").dataset.loaded) loadPassages(true);
