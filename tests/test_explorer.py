@@ -414,8 +414,8 @@ def test_a_passage_holding_html_shows_as_text_and_runs_nothing(page: Any) -> Non
     page.click("button[data-view=explore]")
     page.fill("#search-input", "evil title")
     page.click("#search-form button[type=submit]")
-    page.wait_for_selector("#search-results li")
-    assert page.text_content("#search-results li .title") == XSS_TITLE
+    page.wait_for_selector(f"#search-results li[data-key='passage:{XSS_ID}']")
+    assert page.text_content(f"#search-results li[data-key='passage:{XSS_ID}'] .title") == XSS_TITLE
     page.click("button[data-view=manage]")
     page.wait_for_selector(f"#passage-table tr[data-id='{XSS_ID}']")
     page.wait_for_timeout(300)
