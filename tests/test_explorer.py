@@ -233,11 +233,37 @@ def test_embedded_store_explorer_reads(demo_store: Path) -> None:
         store.close()
 
 
-@pytest.fixture(scope="module")
-def server(demo_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+@pytest.fixture(scope="module", params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def server(
+    request: pytest.FixtureRequest, demo_store: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProcess]:
+    """The real ``serve`` over the demo: on the embedded store, and on Neo4j (the demo indexed into a
+    fresh namespace) when a server is configured (HIPPORAG_TEST_NEO4J_URI)."""
     cwd = tmp_path_factory.mktemp("serve")
-    args = ["-m", "hipporag_neo4j", "--store", str(demo_store), "serve", "--port", "{port}"]
-    proc = ServerProcess(args, env={"HIPPORAG_SERVER__API_KEY": KEY}, cwd=cwd)
+    env = {"HIPPORAG_SERVER__API_KEY": KEY}
+    if request.param == "embedded":
+        args = ["-m", "hipporag_neo4j", "--store", str(demo_store), "serve", "--port", "{port}"]
+    else:
+        from neo4j_support import neo4j_settings_or_skip
+
+        from hipporag_neo4j.api import HippoRAG
+        from hipporag_neo4j.demo.run import demo_file
+
+        n4j = neo4j_settings_or_skip()
+        password = n4j.password.get_secret_value()
+        values = {"uri": n4j.uri, "user": n4j.user, "password": password, "database": n4j.database}
+        with HippoRAG(load_settings({"neo4j": {**values, "namespace": n4j.namespace}})) as memory:
+            memory.index_openie(demo_file("openie_demo.json"))
+            memory.index([{"id": XSS_ID, "title": XSS_TITLE, "text": XSS_TEXT}])
+        env |= {
+            "HIPPORAG_NEO4J_URI": str(n4j.uri),
+            "HIPPORAG_NEO4J_USER": n4j.user,
+            "HIPPORAG_NEO4J_PASSWORD": password,
+            "HIPPORAG_NEO4J_DATABASE": n4j.database,
+        }
+        args = ["-m", "hipporag_neo4j", "--namespace", n4j.namespace, "serve", "--port", "{port}"]
+    proc = ServerProcess(args, env=env, cwd=cwd)
+    proc.backend = request.param  # type: ignore[attr-defined]
     try:
         proc.wait_until_up("/ready")
         yield proc
@@ -256,11 +282,17 @@ def test_explorer_api_over_serve(server: ServerProcess) -> None:
     assert _get(server, "/explorer/api/overview", key=None).status_code == 401
     assert _get(server, "/explorer/api/overview", key="wrong").status_code == 401
     overview = _get(server, "/explorer/api/overview").json()
-    assert overview["backend"] == "embedded" and overview["namespaces"] == ["default"]
-    assert overview["stats"]["passages"] == 43 and overview["cypher"] is None  # no Cypher off Neo4j
+    assert overview["backend"] == server.backend  # type: ignore[attr-defined]
+    assert overview["namespace"] in overview["namespaces"]
+    assert overview["stats"]["passages"] == 43
+    on_neo4j = server.backend == "neo4j"  # type: ignore[attr-defined]
+    assert (overview["cypher"] is not None) == on_neo4j  # the Browser Cypher only on Neo4j
     stanford = make_phrase_id("stanford university")
     graph = _get(server, "/explorer/api/neighbourhood", kind="phrase", id=stanford, limit=2).json()
     assert graph["center"]["key"] == f"phrase:{stanford}" and len(graph["nodes"]) == 2 and graph["truncated"]
+    if on_neo4j:
+        assert graph["cypher"]["file"] == "cypher/explore_phrase.cypher"
+        assert ':param name => "stanford university"' in graph["cypher"]["text"]
     assert (
         _get(server, "/explorer/api/neighbourhood", kind="phrase", id=stanford, limit=301).status_code == 422
     )
