@@ -165,6 +165,8 @@ def test_library_route_says_what_to_install_when_pyvis_is_missing(monkeypatch: p
     client = TestClient(app)  # no lifespan: these routes need no service
     ok = client.get("/explorer/lib/vis-network.min.js")
     assert ok.status_code == 200 and b"vis-network" in ok.content[:400]
+    home = client.get("/", follow_redirects=False)  # the address `serve` prints opens the explorer
+    assert home.status_code == 307 and home.headers["location"] == "/explorer/"
     page = client.get("/explorer/")
     assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
     assert "cdn" not in page.text.lower() and "http" not in page.text.split("<body>")[0].lower()

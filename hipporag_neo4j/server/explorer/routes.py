@@ -197,7 +197,8 @@ Explorer = Annotated[_Explorer, Depends(_explorer)]
 
 
 def explorer_router(protected: Sequence[Any]) -> APIRouter:
-    """The page and its API; ``protected`` are the dependencies that check the API key."""
+    """The page and its API, and ``/`` redirecting to the page; ``protected`` are the dependencies that
+    check the API key."""
     router = APIRouter(prefix="/explorer", tags=["explorer"])
     api = APIRouter(prefix="/api", dependencies=list(protected))
 
@@ -317,7 +318,15 @@ def explorer_router(protected: Sequence[Any]) -> APIRouter:
         return AnswerGraph(phrase_ids=ids, edges=[_edge(e) for e in edges], cypher=cypher)
 
     router.include_router(api)
-    return router
+    outer = APIRouter()
+
+    @outer.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        """The address ``serve`` prints opens the explorer (the API is under its own paths, docs at /docs)."""
+        return RedirectResponse("/explorer/")
+
+    outer.include_router(router)
+    return outer
 
 
 #: The page loads only its own scripts and styles; data is never inserted as HTML.

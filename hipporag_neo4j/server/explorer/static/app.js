@@ -465,7 +465,7 @@
     const tip = [n.label, n.key];
     if (n.passage_count !== null && n.passage_count !== undefined) tip.push(`${n.passage_count} passages`);
     if (n.labels && n.labels.length) tip.push("labels: " + n.labels.join(", "));
-    const label = n.kind === "passage" ? shorten(n.label, 32) : n.kind === "entity" ? n.label : n.label;
+    const label = n.kind === "passage" ? shorten(n.label, 32) : n.label;
     const size = n.kind === "phrase" ? 8 + 4 * Math.log2(1 + (n.passage_count || 0)) : undefined;
     return { key: n.key, kind: n.kind, label, tip, size };
   }
