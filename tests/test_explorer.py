@@ -17,6 +17,7 @@ import pytest
 from neo4j_fake import FakeDriver
 from server_support import ServerProcess
 
+from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.base import GraphEdge, GraphNode, bounded_neighbourhood
 from hipporag_neo4j.text import make_phrase_id
@@ -176,6 +177,81 @@ def test_library_route_says_what_to_install_when_pyvis_is_missing(monkeypatch: p
     assert "pip install 'hipporag-neo4j[server]'" in missing.json()["detail"]
     assert client.get("/explorer/lib/other.js").status_code == 404
     assert client.get("/explorer/static/../routes.py").status_code == 404
+
+
+# --- integration: the same reads on both stores (the conformance corpus) -----------------------------
+
+
+@pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def small_store(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
+    import test_store_conformance
+    from fakes import HashEmbedder
+    from test_store_conformance import CORPUS, _index, _open_store
+
+    from hipporag_neo4j.stores.base import SynonymEdge
+
+    # 384-d like the demo's model: one Neo4j database holds vector indexes of one dimension
+    monkeypatch.setattr(test_store_conformance, "EMB", HashEmbedder(dim=384))
+    store = _open_store(request.param, tmp_path)
+    _index(store, {pid for pid, _, _ in CORPUS})
+    stanford, harvard = make_phrase_id("stanford"), make_phrase_id("harvard")
+    store.write_synonyms([SynonymEdge(stanford, harvard, 0.85).canonical()])
+    yield store
+    store.close()
+
+
+def _ref(name: str) -> tuple[str, str]:
+    return ("phrase", make_phrase_id(name))
+
+
+@pytest.mark.integration
+def test_graph_explorer_reads_agree_on_both_stores(small_store: Any) -> None:
+    from hipporag_neo4j.stores.base import GraphExplorer
+
+    store = small_store
+    assert isinstance(store, GraphExplorer)
+    stanford, harvard = make_phrase_id("stanford"), make_phrase_id("harvard")
+    assert store.search_nodes("STAN", 10) == [GraphNode("phrase", stanford, "stanford", passage_count=2)]
+    assert store.search_nodes("p3", 10) == [GraphNode("passage", "p3", "p3")]
+
+    around = store.neighbourhood("phrase", stanford, 10)
+    assert around.center == GraphNode("phrase", stanford, "stanford", passage_count=2)
+    assert {(n.kind, n.id) for n in around.nodes} == {
+        _ref("thomas"), _ref("maria"), _ref("harvard"), ("passage", "p1"), ("passage", "p3")
+    }  # fmt: skip
+    assert not around.truncated
+    assert set(around.edges) == {
+        GraphEdge("RELATION", _ref("thomas"), ("phrase", stanford), 1.0, "is professor at"),
+        GraphEdge("RELATION", _ref("maria"), ("phrase", stanford), 1.0, "works at"),
+        GraphEdge("SYNONYM", *sorted([("phrase", stanford), ("phrase", harvard)]), 0.85),
+        GraphEdge("MENTIONS", ("passage", "p1"), ("phrase", stanford), 1.0),
+        GraphEdge("MENTIONS", ("passage", "p3"), ("phrase", stanford), 1.0),
+    }
+    cut = store.neighbourhood("phrase", stanford, 2)  # one relation (ties by id), then the synonym
+    first = min(make_phrase_id("thomas"), make_phrase_id("maria"))
+    assert [(n.kind, n.id) for n in cut.nodes] == [("phrase", first), ("phrase", harvard)]
+    assert cut.truncated
+
+    passage = store.neighbourhood("passage", "p5", 10)
+    assert {n.label for n in passage.nodes} == {"harvard", "cambridge"}
+    assert GraphEdge("RELATION", _ref("harvard"), _ref("cambridge"), 1.0, "is in") in passage.edges
+    assert GraphEdge("MENTIONS", ("passage", "p5"), _ref("harvard"), 2.0) in passage.edges
+
+    among = store.edges_among([stanford, harvard, make_phrase_id("thomas")], ["p1"])
+    assert set(among) == {
+        GraphEdge("RELATION", _ref("thomas"), ("phrase", stanford), 1.0, "is professor at"),
+        GraphEdge("SYNONYM", *sorted([("phrase", stanford), ("phrase", harvard)]), 0.85),
+        GraphEdge("MENTIONS", ("passage", "p1"), _ref("thomas"), 1.0),
+        GraphEdge("MENTIONS", ("passage", "p1"), ("phrase", stanford), 1.0),
+    }
+    assert store.neighbourhood("phrase", "phrase-missing", 5).center is None
+    assert store.neighbourhood("passage", "missing", 5).center is None
+    assert store.neighbourhood("entity", "missing", 5).center is None
+    assert len(store.namespaces()) >= 1
+    with pytest.raises(InputError, match="empty"):
+        store.search_nodes("  ", 5)
 
 
 # --- integration: the demo store and the real `serve` -------------------------------------------------

@@ -125,7 +125,12 @@ def _phrase_neighbourhood(
             (phrase_id,),
         ).fetchall()
     )
-    strongest = sorted(relations.items(), key=lambda item: (-item[1][1], item[0]))[:fetch]
+
+    def other_end(pair: tuple[str, str]) -> str:
+        return pair[0] if pair[1] == phrase_id else pair[1]
+
+    # heaviest first, ties by the other phrase's id (as the Neo4j statement orders them)
+    strongest = sorted(relations.items(), key=lambda item: (-item[1][1], other_end(item[0]), item[0]))[:fetch]
     others = _phrases_by_id(conn, [s if o == phrase_id else o for (s, o), _ in strongest])
     rel_group: list[Candidate] = []
     for (subject, obj), (predicates, weight) in strongest:
@@ -137,7 +142,7 @@ def _phrase_neighbourhood(
             rel_group.append((other, edge))
     synonyms = conn.execute(
         "SELECT source_id, target_id, score FROM synonyms WHERE source_id = ?1 OR target_id = ?1 "
-        "ORDER BY score DESC, source_id, target_id LIMIT ?2",
+        "ORDER BY score DESC, CASE WHEN source_id = ?1 THEN target_id ELSE source_id END LIMIT ?2",
         (phrase_id, fetch),
     ).fetchall()
     syn_others = _phrases_by_id(conn, [t if s == phrase_id else s for s, t, _ in synonyms])
