@@ -390,3 +390,23 @@ def test_eval_with_the_musique_extraction_stores_only_the_corpus(tmp_path: Path)
         indexed = index_corpus(memory, corpus, openie)
         assert memory.stats().passages == 300
         assert len(set(indexed.passage_ids)) == 300 and indexed.missing == []
+
+
+@pytest.mark.unit
+def test_global_options_move_before_the_command_and_nothing_else_does() -> None:
+    from hipporag_neo4j.cli import hoist_global_options
+
+    args = ["query", "q", "--json", "--store", "s", "--top-k", "2", "--namespace=kb"]
+    assert hoist_global_options(main, args) == [
+        "--json",
+        "--store",
+        "s",
+        "--namespace=kb",
+        "query",
+        "q",
+        "--top-k",
+        "2",
+    ]
+    assert hoist_global_options(main, ["--json", "stats"]) == ["--json", "stats"]
+    assert hoist_global_options(main, ["query", "--", "--json"]) == ["query", "--", "--json"]
+    assert hoist_global_options(main, ["nosuch", "--json"]) == ["nosuch", "--json"]
