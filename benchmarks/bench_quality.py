@@ -66,13 +66,29 @@ REFERENCES["musique"] = [
 ]
 
 
+#: Where each dataset's files come from: the HippoRAG repository, tag v1.0.0 (MIT licence).
+SOURCES: dict[str, str] = {
+    "musique": (
+        "data/musique_train_corpus.json (the corpus), data/musique_train.json (the questions) and the "
+        "published extraction output/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"
+    ),
+    "hotpotqa": (
+        "data/hotpotqa_train_corpus.json (the corpus) and data/hotpotqa_train.json (the questions); "
+        "there is no published extraction: it is extracted offline with spaCy"
+    ),
+}
+
+
 def require_data(dataset: str) -> None:
     missing = [p for p in DATASETS[dataset] if p is not None and not p.is_file()]
     if missing:
         names = "\n  ".join(str(p) for p in missing)
         sys.exit(
             f"{dataset} benchmark data not found:\n  {names}\n"
-            f"It is read from ../shared/data relative to the repository root ({DATA})."
+            f"It is read from ../shared/data relative to the repository root ({DATA}).\n"
+            f"The files come from the HippoRAG repository, https://github.com/OSU-NLP-Group/HippoRAG at tag "
+            f"v1.0.0: {SOURCES[dataset]}. Save them under the names above (the question files here are "
+            "subsets of those 100-question sets: figures on the full sets differ from the committed ones)."
         )
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from hipporag_neo4j.embedding import Embedder, create_embedder
-from hipporag_neo4j.errors import ConfigError, InputError
+from hipporag_neo4j.errors import ConfigError, InputError, StoreNotFoundError
 from hipporag_neo4j.extraction.base import Extractor, QueryEntityExtractor
 from hipporag_neo4j.indexing import Indexer, IndexingOptions, ProgressCallback
 from hipporag_neo4j.inputs import passage_from_record, read_passages
@@ -66,6 +66,42 @@ def create_store(settings: Settings) -> GraphStore:
     return EmbeddedStore(settings.embedded_store_path)
 
 
+def store_missing(store: GraphStore, settings: Settings) -> str | None:
+    """Why ``store`` does not exist yet (a message naming it and how to make one), or None if it does.
+
+    Reads only: an embedded store's directory is not created, a Neo4j namespace gets no schema."""
+    command = ["hipporag-neo4j"]
+    path = getattr(store, "path", None)
+    embedded = isinstance(path, Path)
+    if embedded and settings.store.path != Path(".hipporag/store"):
+        command += ["--store", str(settings.store.path)]
+    if settings.neo4j.namespace != "default":
+        command += ["--namespace", settings.neo4j.namespace]
+    how = f"make one with `{' '.join(command)} index FOLDER` (or HippoRAG.index in Python)"
+    if isinstance(path, Path):
+        from hipporag_neo4j.stores.embedded.store import DB_FILE
+
+        if (path / DB_FILE).is_file() and store.meta() is not None:
+            return None
+        return (
+            f"no store at {path}: nothing is indexed there. Point --store (HIPPORAG_STORE__PATH) at an "
+            f"existing store, or {how}"
+        )
+    if store.meta() is not None:
+        return None
+    namespace = getattr(store, "namespace", settings.neo4j.namespace)
+    return (
+        f"namespace {namespace!r} does not exist in {settings.neo4j.uri or 'Neo4j'} (database "
+        f"{settings.neo4j.database!r}): nothing is indexed under it. Check --namespace "
+        f"(HIPPORAG_NEO4J__NAMESPACE), or {how}"
+    )
+
+
+def _check_choice(value: str | None, name: str, choices: tuple[str, ...]) -> None:
+    if value is not None and value not in choices:
+        raise InputError(f"unknown {name} {value!r}: use one of {', '.join(choices)}")
+
+
 class HippoRAG:
     """HippoRAG memory over the configured store (Neo4j when ``neo4j.uri`` is set, else embedded)."""
 
@@ -77,8 +113,12 @@ class HippoRAG:
         embedder: Embedder | None = None,
         extractor: Extractor | None = None,
         query_ner: QueryEntityExtractor | None = None,
+        create: bool = True,
     ) -> None:
+        """``create=False``: the store (or Neo4j namespace) must exist already; using one that does not
+        raises :class:`StoreNotFoundError` naming it, and nothing is created (what reading commands use)."""
         self.settings = settings or load_settings()
+        self.create = create
         self._store = store
         self._embedder = embedder
         self._extractor = extractor
@@ -100,8 +140,18 @@ class HippoRAG:
         if self._store is None:
             self._store = create_store(self.settings)
         if self._opened is None:
+            if not self.create:
+                self.require_store()
             self._opened = self._store.open(self.embedder.model_name, self.embedder.dimension)
         return self._store
+
+    def require_store(self) -> None:
+        """Raise :class:`StoreNotFoundError` when the configured store does not exist; creates nothing."""
+        if self._store is None:
+            self._store = create_store(self.settings)
+        problem = store_missing(self._store, self.settings)
+        if problem is not None:
+            raise StoreNotFoundError(problem)
 
     @property
     def llm(self) -> Any:
@@ -211,10 +261,17 @@ class HippoRAG:
         report.unsupported = read.unsupported
         return report
 
-    def index_openie(self, path: str | Path, *, progress: ProgressCallback | None = None) -> IndexReport:
+    def index_openie(
+        self,
+        path: str | Path,
+        *,
+        progress: ProgressCallback | None = None,
+        only: Iterable[str] | None = None,
+    ) -> IndexReport:
         """Index passages with a pre-extracted OpenIE file (HippoRAG's JSON or our JSONL); no LLM call.
 
-        Passages are not chunked here: the recorded extraction belongs to the whole passage.
+        Passages are not chunked here: the recorded extraction belongs to the whole passage. ``only``: the
+        ids of the file's passages to index (the others, and their records' failures, are left out).
         """
         from hipporag_neo4j.extraction.recorded import RecordedExtractor, load_recorded_extraction
 
@@ -223,11 +280,14 @@ class HippoRAG:
         indexer = Indexer(
             store, self.embedder, RecordedExtractor(recorded), self._indexing_options(chunk=False), progress
         )
+        wanted = None if only is None else set(only)
         inputs = [
-            PassageInput(id=p.id, text=p.text, title=p.title, metadata=p.metadata) for p in recorded.passages
+            PassageInput(id=p.id, text=p.text, title=p.title, metadata=p.metadata)
+            for p in recorded.passages
+            if wanted is None or p.id in wanted
         ]
         report = indexer.index(inputs)
-        report.failed[:0] = recorded.failures
+        report.failed[:0] = [f for f in recorded.failures if wanted is None or f.passage_id in wanted]
         return report
 
     def retrieve(
@@ -250,6 +310,8 @@ class HippoRAG:
         through the relationship types ``via`` (default: settings ``joined_graph`` and
         ``joined_rel_types``; giving ``via`` implies ``joined``). Such results list the nodes linked to
         each passage (``linked_entities``)."""
+        _check_choice(mode, "mode", get_args(RetrievalMode))
+        _check_choice(strategy, "strategy", get_args(RetrievalStrategy))
         query = (query or "").strip()
         r = self.settings.retrieval
         join = self._join(joined, via)
@@ -418,6 +480,8 @@ class HippoRAG:
         The counts are of what this run re-encoded."""
         if self._store is None:
             self._store = create_store(self.settings)
+        if not self.create:
+            self.require_store()
         store = self._store
         self._opened = None
         self._retriever = None

@@ -16,7 +16,15 @@ import click
 
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.aura_cli import aura_cmd
-from hipporag_neo4j.cli_support import EXIT_ERROR, EXIT_PARTIAL, Context, emit, exit_on_error, print_retrieval
+from hipporag_neo4j.cli_support import (
+    EXIT_ERROR,
+    EXIT_PARTIAL,
+    Context,
+    emit,
+    exit_on_error,
+    plural,
+    print_retrieval,
+)
 from hipporag_neo4j.evaluation.cli import eval_cmd
 from hipporag_neo4j.linking.cli import about_cmd, link_cmd, unlink_cmd
 from hipporag_neo4j.mcp_server.cli import mcp_cmd
@@ -49,7 +57,70 @@ def _progress_bar(label: str) -> tuple[Callable[[str, int, int], None], Callable
     return update, finish
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+#: The group's options that take a value, and its flags: also accepted after the command.
+GLOBAL_VALUE_OPTIONS = frozenset(
+    {
+        "--store",
+        "--neo4j-uri",
+        "--namespace",
+        "--llm-model",
+        "--llm-base-url",
+        "--embedding-model",
+        "--env-file",
+    }
+)
+GLOBAL_FLAGS = frozenset({"--json"})
+
+
+def hoist_global_options(group: click.Group, args: list[str]) -> list[str]:
+    """``query "..." --json --store DIR`` as ``--json --store DIR query "..."``: global options found
+    after the command move before it (unless the command has an option of that name; ``--`` ends it)."""
+    position = 0
+    while position < len(args):
+        token = args[position]
+        name = token.split("=", 1)[0]
+        if token in GLOBAL_VALUE_OPTIONS:
+            position += 2
+        elif name in GLOBAL_VALUE_OPTIONS or token in GLOBAL_FLAGS or token.startswith("-"):
+            position += 1
+        else:
+            break
+    if position >= len(args) or args[position] not in group.commands:
+        return args
+    command = group.commands[args[position]]
+    own = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+    moved: list[str] = []
+    rest: list[str] = []
+    tail = args[position + 1 :]
+    i = 0
+    while i < len(tail):
+        token = tail[i]
+        name = token.split("=", 1)[0]
+        if token == "--":
+            rest.extend(tail[i:])
+            break
+        if name in own:
+            rest.append(token)
+        elif token in GLOBAL_VALUE_OPTIONS:
+            moved.extend(tail[i : i + 2])
+            i += 1
+        elif name in GLOBAL_VALUE_OPTIONS or token in GLOBAL_FLAGS:
+            moved.append(token)
+        else:
+            rest.append(token)
+        i += 1
+    return [*args[:position], *moved, args[position], *rest]
+
+
+class _MainGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(self, args))
+
+
+@click.group(
+    cls=_MainGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option("--store", "store_path", type=click.Path(path_type=Path), help="Embedded store directory.")
 @click.option("--neo4j-uri", help="Use Neo4j at this URI (bolt://, neo4j://, neo4j+s://).")
 @click.option(
@@ -81,7 +152,9 @@ def main(
 ) -> None:
     """HippoRAG long-term memory with its knowledge graph in Neo4j or an embedded store.
 
-    Settings come from HIPPORAG_* environment variables and .env; options here override them.
+    Settings come from HIPPORAG_* environment variables and .env; options here override them, and may
+    also come after the command (`query "..." --json`). Commands that only read (query, list, stats...)
+    refuse a store that does not exist; `index` creates it.
     """
     overrides: dict[str, dict[str, Any]] = {}
     pairs = [
@@ -103,9 +176,10 @@ def _memory(ctx: Context, extra: dict[str, Any] | None = None) -> HippoRAG:
 
 
 def _with_memory(ctx: Context, action: Callable[[HippoRAG], T]) -> T:
-    """Run ``action`` on a HippoRAG built from the settings; errors exit 1 with their message."""
+    """Run ``action`` on a HippoRAG over an existing store (a missing one is refused when first used,
+    never created); errors exit 1 with their message."""
     with exit_on_error():
-        memory = _memory(ctx)
+        memory = HippoRAG(ctx.settings(), create=False)
         try:
             return action(memory)
         finally:
@@ -114,7 +188,7 @@ def _with_memory(ctx: Context, action: Callable[[HippoRAG], T]) -> T:
 
 def _print_index_report(report: IndexReport) -> None:
     click.echo(
-        f"indexed {len(report.indexed)} passages, skipped {len(report.skipped)} already stored or "
+        f"indexed {plural(len(report.indexed), 'passage')}, skipped {len(report.skipped)} already stored or "
         f"repeated, updated {len(report.updated)}, failed {len(report.failed)}; new phrases "
         f"{report.new_phrases}, facts {report.new_facts}, synonym edges {report.new_synonym_edges}"
     )
@@ -271,9 +345,9 @@ def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
 
     def human() -> None:
         click.echo(
-            f"deleted {len(report.passages)} passages ({len(report.missing)} not found); removed "
-            f"{report.phrases_removed} phrases, {report.facts_removed} facts, "
-            f"{report.synonym_edges_removed} synonym edges"
+            f"deleted {plural(len(report.passages), 'passage')} ({len(report.missing)} not found); removed "
+            f"{plural(report.phrases_removed, 'phrase')}, {plural(report.facts_removed, 'fact')}, "
+            f"{plural(report.synonym_edges_removed, 'synonym edge')}"
         )
         if report.missing:
             click.secho(f"  not found: {', '.join(report.missing)}", fg="yellow")
@@ -308,8 +382,11 @@ def stats_cmd(ctx: Context) -> None:
     stats = _with_memory(ctx, lambda memory: memory.stats())
 
     def human() -> None:
-        for key, value in stats.model_dump().items():
-            click.echo(f"{key:>16}: {value}")
+        rows = stats.model_dump()
+        rows.update(rows.pop("extra") or {})  # backend-specific counts, one line each like the others
+        width = max(map(len, rows))
+        for key, value in rows.items():
+            click.echo(f"{key:>{width}}: {value}")
 
     emit(ctx, stats.model_dump(mode="json"), human)
 
@@ -324,7 +401,8 @@ def reembed_cmd(ctx: Context) -> None:
         return counts, memory.embedder.model_name
 
     counts, model = _with_memory(ctx, reembed)
-    emit(ctx, counts, lambda: click.echo(f"re-embedded {counts} with {model}"))
+    done = ", ".join(plural(n, kind) for kind, n in counts.items())
+    emit(ctx, counts, lambda: click.echo(f"re-embedded {done} with {model}"))
 
 
 @main.command("doctor")

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from hipporag_neo4j.errors import HippoRAGError
+from hipporag_neo4j.errors import HippoRAGError, StoreNotFoundError
 from hipporag_neo4j.models import RetrievalResult
 from hipporag_neo4j.settings import Settings, load_settings
 
@@ -37,6 +37,26 @@ class Context:
         return load_settings(merged, env_file=self.env_file or ".env")
 
 
+def plural(count: int, word: str) -> str:
+    """``1 passage``, ``2 passages``, ``0 synonym edges``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def require_store(settings: Settings, *, create_hint: bool = False) -> None:
+    """Exit-worthy :class:`StoreNotFoundError` when the configured store does not exist (reading commands
+    and services started without ``--create``); creates nothing."""
+    from hipporag_neo4j.api import create_store, store_missing
+
+    store = create_store(settings)
+    try:
+        problem = store_missing(store, settings)
+    finally:
+        store.close()
+    if problem is not None:
+        hint = "; or pass --create to start with an empty store" if create_hint else ""
+        raise StoreNotFoundError(problem + hint)
+
+
 def emit(ctx: Context, payload: Any, human: Callable[[], None]) -> None:
     """Print ``payload`` as JSON under ``--json``, else call ``human`` to print it for people."""
     if ctx.as_json:
@@ -55,9 +75,11 @@ def exit_on_error() -> Iterator[None]:
         sys.exit(EXIT_ERROR)
 
 
-def print_retrieval(result: RetrievalResult, explain: bool) -> None:
-    """A query result for people (``query``, ``about``)."""
-    if result.mode == "hipporag2":
+def _print_explanation(result: RetrievalResult) -> None:
+    """How the result came about: facts and seeds, linked entities, seed nodes, clues and thoughts."""
+    if result.mode == "hipporag2" and not result.query and result.seed_links:
+        click.echo("facts: none (no question: seeded from your nodes)")
+    elif result.mode == "hipporag2":
         kept = [f for f in result.facts if f.kept]
         facts = "; ".join(f"({f.subject} | {f.predicate} | {f.object}) {f.similarity:.2f}" for f in kept)
         click.echo(f"facts: {facts or 'none kept (ranked by dense retrieval)'}")
@@ -76,11 +98,18 @@ def print_retrieval(result: RetrievalResult, explain: bool) -> None:
     for label, lines in (("clues", result.clues), ("thoughts", result.thoughts)):
         if lines:
             click.echo(f"{label}: " + " | ".join(lines))
+
+
+def print_retrieval(result: RetrievalResult, explain: bool) -> None:
+    """A query result for people (``query``, ``about``); ``explain=False``: the passages and any note."""
+    if explain:
+        _print_explanation(result)
     if result.note:
         click.echo(f"note: {result.note}")
     for item in result.passages:
-        title = f"{item.passage.title}: " if item.passage.title else ""
-        text = item.passage.text if len(item.passage.text) < 300 else item.passage.text[:297] + "..."
+        title = f"{' '.join(item.passage.title.split())}: " if item.passage.title else ""
+        flat = " ".join(item.passage.text.split())  # one line: raw newlines would break the indentation
+        text = flat if len(flat) < 300 else flat[:297] + "..."
         click.secho(f"{item.rank}. [{item.score:.4f}] {item.passage.id}", bold=True)
         click.echo(f"   {title}{text}")
         if explain and item.explanation.top_phrases:

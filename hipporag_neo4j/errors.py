@@ -19,6 +19,10 @@ class StoreError(HippoRAGError):
     """The store cannot be opened, read or written."""
 
 
+class StoreNotFoundError(StoreError):
+    """A reading command or ``HippoRAG(create=False)`` met a store (or namespace) that does not exist."""
+
+
 class ModelMismatchError(StoreError):
     """The store was built with another embedding model or dimension than the one configured."""
 

@@ -9,6 +9,7 @@ Ids come from the source (see :mod:`hipporag_neo4j.passage_ids`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,8 @@ from hipporag_neo4j.models import PassageFailure, PassageInput
 from hipporag_neo4j.passage_ids import source_key
 
 SUPPORTED = {".json", ".jsonl", ".txt", ".md"}
+#: A Markdown file's first line as a level-1 heading (``# Title`` or ``# Title #``).
+_MD_TITLE = re.compile(r"\A\s*#[ \t]+(?P<title>[^\n]*?)[ \t]*#*[ \t]*(?:\n|\Z)")
 
 
 @dataclass
@@ -37,6 +40,16 @@ def _read_text(path: Path) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 (invalid byte at offset {exc.start})") from None
+
+
+def markdown_title(text: str) -> tuple[str | None, str]:
+    """A Markdown text's title and body: a first line ``# Title`` becomes the title and leaves the body
+    (so the heading is not read twice, as in "orbis shipyards orbis shipyards"); else ``(None, text)``."""
+    match = _MD_TITLE.match(text)
+    if match is None or not match["title"].strip():
+        return None, text
+    title, body = match["title"].strip(), text[match.end() :].strip()
+    return title, body or title  # a file that is only a heading: the heading is its text too
 
 
 def passage_from_record(item: Any, where: str = "record") -> PassageInput:
@@ -107,8 +120,11 @@ def read_file(path: Path, result: ReadResult) -> None:
     key = source_key(path)
     suffix = path.suffix.lower()
     if suffix in {".txt", ".md"}:
+        title, body = markdown_title(text) if suffix == ".md" else (None, text)
         result.passages.append(
-            PassageInput(id=key, text=text, title=path.stem, metadata={"source": key}, source=str(path))
+            PassageInput(
+                id=key, text=body, title=title or path.stem, metadata={"source": key}, source=str(path)
+            )
         )
         return
     if suffix == ".jsonl":

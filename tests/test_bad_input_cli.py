@@ -94,7 +94,7 @@ def test_human_output_lists_failures_and_unsupported_files(tmp_path: Path) -> No
     (docs / "c.csv").write_text("a,b", encoding="utf-8")
     result = cli("--store", str(tmp_path / "s"), "index", str(docs))
     assert result.exit_code == 3
-    assert "indexed 1 passages" in result.stdout
+    assert "indexed 1 passage," in result.stdout
     assert "'title' must be a string, not int" in result.stdout and "b.json[0]" in result.stdout
     assert "skipped 1 files of unsupported type" in result.stdout and "c.csv" in result.stdout
     assert "indexing" not in result.stderr  # no progress label when stderr is not a terminal
@@ -143,9 +143,12 @@ def test_namespaces_keep_knowledge_bases_apart_on_the_embedded_store(tmp_path: P
     a = tmp_path / "a.txt"
     a.write_text("Ann Lee met Bob Stone in Paris.", encoding="utf-8")
     assert cli("--store", str(store), "--namespace", "projA", "index", str(a)).exit_code == 0
-    in_b = json.loads(cli("--store", str(store), "--namespace", "projB", "--json", "list").stdout)
+    in_b = cli("--store", str(store), "--namespace", "projB", "--json", "list")
+    assert in_b.exit_code == 1 and f"no store at {store / 'namespaces' / 'projB'}" in in_b.stderr
+    assert "--namespace projB index FOLDER" in in_b.stderr  # a namespace never indexed is not created
+    assert not (store / "namespaces" / "projB").exists()
     in_a = json.loads(cli("--store", str(store), "--namespace", "projA", "--json", "list").stdout)
-    assert in_b == [] and [p["id"] for p in in_a] == ["a.txt"]
+    assert [p["id"] for p in in_a] == ["a.txt"]
     stats = json.loads(cli("--store", str(store), "--namespace", "projA", "--json", "stats").stdout)
     assert stats["location"] == str(store / "namespaces" / "projA")
 
@@ -156,6 +159,7 @@ def test_a_dotenv_of_the_docker_setup_does_not_break_commands(tmp_path: Path) ->
         f"HIPPORAG_STORE_PATH={tmp_path / 'kb'}\n",
         encoding="utf-8",
     )
+    EmbeddedStore(tmp_path / "kb").open("all-MiniLM-L6-v2", 384)
     result = cli("--json", "stats")  # the tests run in tmp_path: this .env is the working directory's
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["location"] == str(tmp_path / "kb")
@@ -170,6 +174,7 @@ def test_an_http_uri_is_refused_naming_the_setting(tmp_path: Path) -> None:
 
 def test_a_missing_embedding_model_path_is_named(tmp_path: Path) -> None:
     missing = tmp_path / "models" / "nope"
+    EmbeddedStore(tmp_path / "s").open("all-MiniLM-L6-v2", 384)
     result = cli("--store", str(tmp_path / "s"), "--embedding-model", str(missing), "stats")
     assert result.exit_code == 1
     assert "HIPPORAG_EMBEDDING_MODEL" in result.stderr and "no such directory" in result.stderr
@@ -178,6 +183,7 @@ def test_a_missing_embedding_model_path_is_named(tmp_path: Path) -> None:
 def test_a_folder_that_is_not_a_model_is_named(tmp_path: Path) -> None:
     empty = tmp_path / "models" / "empty"
     empty.mkdir(parents=True)
+    EmbeddedStore(tmp_path / "s").open("all-MiniLM-L6-v2", 384)
     result = cli("--store", str(tmp_path / "s"), "--embedding-model", str(empty), "stats")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "embedding.model (HIPPORAG_EMBEDDING_MODEL): cannot load embedding model" in result.stderr

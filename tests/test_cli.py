@@ -81,7 +81,7 @@ def test_index_query_delete_stats_round_trip(tmp_path: Path) -> None:
     assert json.loads(out)["passages"] == 2
 
     code, out = run("delete", "lab", "missing-id", store=store)
-    assert code == 3 and "deleted 1 passages (1 not found)" in out
+    assert code == 3 and "deleted 1 passage (1 not found)" in out
     code, out = run("--json", "stats", store=store)
     assert json.loads(out)["passages"] == 1
 

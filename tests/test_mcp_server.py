@@ -27,7 +27,10 @@ def server_params(store: Path, cwd: Path) -> StdioServerParameters:
         "HF_HUB_OFFLINE": "1",
     }
     return StdioServerParameters(
-        command=sys.executable, args=["-m", "hipporag_neo4j", "--store", str(store), "mcp"], env=env, cwd=cwd
+        command=sys.executable,
+        args=["-m", "hipporag_neo4j", "--store", str(store), "mcp", "--create"],
+        env=env,
+        cwd=cwd,
     )
 
 
@@ -96,8 +99,8 @@ async def _http_session(url: str, key: str) -> dict[str, Any]:
 
 def test_streamable_http_transport_requires_the_key(tmp_path: Path) -> None:
     server = ServerProcess(
-        ["-m", "hipporag_neo4j", "--store", str(tmp_path / "kb"), "mcp", "--transport", "streamable-http",
-         "--port", "{port}"],
+        ["-m", "hipporag_neo4j", "--store", str(tmp_path / "kb"), "mcp", "--create",
+         "--transport", "streamable-http", "--port", "{port}"],
         env={"HIPPORAG_SERVER__API_KEY": "mcp-key", "HF_HUB_OFFLINE": "1"},
         cwd=tmp_path,
     )  # fmt: skip

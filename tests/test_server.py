@@ -314,17 +314,17 @@ def test_shutdown_while_a_job_runs_finishes_the_chunk_and_loses_nothing(tmp_path
 
 def test_serve_refuses_unsafe_auth_settings(tmp_path: Path) -> None:
     runner = CliRunner()
-    no_key = runner.invoke(main, ["--store", str(tmp_path / "s"), "serve"])
+    no_key = runner.invoke(main, ["--store", str(tmp_path / "s"), "serve", "--create"])
     assert no_key.exit_code == 1 and "HIPPORAG_SERVER__API_KEY" in no_key.output
     open_to_all = runner.invoke(
-        main, ["--store", str(tmp_path / "s"), "serve", "--host", "0.0.0.0", "--no-auth"]
+        main, ["--store", str(tmp_path / "s"), "serve", "--create", "--host", "0.0.0.0", "--no-auth"]
     )
     assert open_to_all.exit_code == 1 and "only allowed on a loopback host" in open_to_all.output
 
 
 def test_serve_command_with_the_real_models(tmp_path: Path) -> None:
     server = ServerProcess(
-        ["-m", "hipporag_neo4j", "--store", str(tmp_path / "kb"), "serve", "--port", "{port}"],
+        ["-m", "hipporag_neo4j", "--store", str(tmp_path / "kb"), "serve", "--create", "--port", "{port}"],
         env={"HIPPORAG_SERVER__API_KEY": "s3cret", "HF_HUB_OFFLINE": "1"},
         cwd=tmp_path,
     )

@@ -129,9 +129,9 @@ def index_corpus(
     """Index ``corpus`` into ``memory``: from a recorded OpenIE file when given, else by extraction
     (LLM or spaCy, per settings). Re-running on the same store indexes nothing new.
 
-    With an OpenIE file, the file's passages are indexed under the ids it gives them, and each corpus
-    passage is mapped to its recorded passage by id, else by content (whitespace-insensitive, with or
-    without title); corpus passages the file lacks are listed in ``missing``.
+    With an OpenIE file, each corpus passage is mapped to its recorded passage by id, else by content
+    (whitespace-insensitive, with or without title), and only those recorded passages are indexed, under
+    the ids the file gives them; corpus passages the file lacks are listed in ``missing``.
     """
     if openie_path is None:
         inputs = [{"text": p.text, "title": p.title, "id": p.id} for p in corpus]
@@ -147,7 +147,6 @@ def index_corpus(
     recorded_ids = {p.id for p in recorded.passages}
     if not recorded_ids:
         raise InputError(f"{openie_path}: no record carries its passage text, so nothing can be indexed")
-    report = memory.index_openie(openie_path, progress=progress)
     passage_ids: list[str] = []
     missing: list[int] = []
     for i, passage in enumerate(corpus):
@@ -158,6 +157,10 @@ def index_corpus(
             missing.append(i)
             found = corpus_passage_ids([passage])[0]
         passage_ids.append(found)
+    # only the corpus' passages: the file may hold many more (MuSiQue's extraction has 1,890)
+    absent = set(missing)
+    wanted = [pid for i, pid in enumerate(passage_ids) if i not in absent]
+    report = memory.index_openie(openie_path, progress=progress, only=wanted)
     return IndexedCorpus(passage_ids=passage_ids, missing=missing, report=report)
 
 

@@ -15,9 +15,11 @@ T = TypeVar("T")
 
 
 def _run(ctx: Context, action: Callable[[HippoRAG], T]) -> T:
+    """``action`` over an existing store: linking to, or asking about, a store never indexed is refused."""
     with exit_on_error():
-        memory = HippoRAG(ctx.settings())
+        memory = HippoRAG(ctx.settings(), create=False)
         try:
+            memory.require_store()
             return action(memory)
         finally:
             memory.close()

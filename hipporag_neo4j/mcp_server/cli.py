@@ -8,7 +8,7 @@ from typing import Literal
 
 import click
 
-from hipporag_neo4j.cli_support import Context, exit_on_error
+from hipporag_neo4j.cli_support import Context, exit_on_error, require_store
 from hipporag_neo4j.errors import ConfigError, HippoRAGError
 from hipporag_neo4j.service import KnowledgeService
 
@@ -26,6 +26,12 @@ log = logging.getLogger(__name__)
 @click.option("--host", help="streamable-http: interface (default: server.host, 127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65535), help="streamable-http: port (default: server.port).")
 @click.option("--no-auth", is_flag=True, help="streamable-http: no API key (loopback host only).")
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Start with an empty store when none exists yet, for a memory the client fills with `remember` "
+    "(otherwise a missing store is refused).",
+)
 @click.pass_obj
 def mcp_cmd(
     ctx: Context,
@@ -33,15 +39,18 @@ def mcp_cmd(
     host: str | None,
     port: int | None,
     no_auth: bool,
+    create: bool,
 ) -> None:
     """Serve the memory to MCP clients: tools remember, recall, forget, stats. Needs the [mcp] extra.
 
     Over streamable HTTP, clients send the API key (HIPPORAG_SERVER__API_KEY) as a Bearer token.
     """
-    from hipporag_neo4j.server.cli import server_overrides
+    from hipporag_neo4j.server.cli import check_port, server_overrides
 
     with exit_on_error():
         settings = ctx.settings(server_overrides(host, port, no_auth))
+        if not create:
+            require_store(settings, create_hint=True)
         try:
             from hipporag_neo4j.mcp_server.tools import build_mcp_server
         except ImportError as exc:
@@ -52,6 +61,7 @@ def mcp_cmd(
             from hipporag_neo4j.server.auth import ApiKeyAuth
 
             auth = ApiKeyAuth(settings.server)  # refuses unsafe settings before anything loads
+            check_port(settings.server.host, settings.server.port)
     logging.basicConfig(level=logging.WARNING)  # stderr: stdout is the protocol channel under stdio
     service = KnowledgeService(settings)
     threading.Thread(target=_warm_up, args=(service,), daemon=True).start()  # load while the client connects

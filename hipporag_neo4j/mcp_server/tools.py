@@ -7,8 +7,10 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Annotated, Any, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import Tool as ToolInfo
 from pydantic import BaseModel, Field
 
 from hipporag_neo4j import __version__
@@ -108,8 +110,33 @@ def _call(fn: Callable[[], T]) -> T:
         return fn()
 
 
+class StrictMCPServer(MCPServer[Any]):
+    """An MCP server whose tools refuse arguments they do not take, naming the valid ones (the SDK's
+    argument models would drop them silently: ``remember(id=...)`` stored the text under another id).
+    The schemas say so too (``additionalProperties: false``)."""
+
+    async def list_tools(self) -> list[ToolInfo]:
+        tools = await super().list_tools()
+        for tool in tools:
+            tool.input_schema = {**tool.input_schema, "additionalProperties": False}
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        for tool in await super().list_tools():
+            valid = list(tool.input_schema.get("properties", {}))
+            unknown = [key for key in arguments if key not in valid]
+            if tool.name == name and unknown:
+                raise ToolError(
+                    f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} "
+                    f"{', '.join(map(repr, unknown))}; {name} takes {', '.join(valid) or 'no arguments'}"
+                )
+        return await super().call_tool(name, arguments, context)
+
+
 def build_mcp_server(service: KnowledgeService) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
+    server: MCPServer[Any] = StrictMCPServer(
         "hipporag-neo4j", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
 
