@@ -107,7 +107,7 @@ def test_open_is_idempotent_and_reports_capabilities(store: Neo4jStore, settings
         assert caps.gds_version is not None
     else:  # Community without GDS: the in-process engine, said plainly
         assert caps.ppr_engine == "local" and caps.gds_version is None
-        assert any("local" in note for note in caps.notes)
+        assert any("in process" in note for note in caps.notes)
     names = {r["name"] for r in raw(settings, "SHOW CONSTRAINTS YIELD name RETURN name")}
     assert {
         "hipporag_passage_key",
@@ -117,20 +117,26 @@ def test_open_is_idempotent_and_reports_capabilities(store: Neo4jStore, settings
     } <= names
     indexes = raw(settings, "SHOW INDEXES YIELD name, type, state WHERE type = 'VECTOR' RETURN name, state")
     assert {r["name"]: r["state"] for r in indexes if r["name"].startswith("hipporag_")} == {
-        "hipporag_passage_embedding": "ONLINE",
-        "hipporag_phrase_embedding": "ONLINE",
-        "hipporag_fact_embedding": "ONLINE",
+        f"hipporag_passage_embedding_{DIM}": "ONLINE",
+        f"hipporag_phrase_embedding_{DIM}": "ONLINE",
+        f"hipporag_fact_embedding_{DIM}": "ONLINE",
     }
     again.close()
 
 
-def test_another_dimension_in_the_same_database_is_refused(
+def test_another_dimension_in_the_same_database_has_its_own_indexes(
     settings: Neo4jSettings, store: Neo4jStore
 ) -> None:
+    """Issue 17: one database (Community has one) holds namespaces of several embedding dimensions."""
     other = Neo4jStore(neo4j_settings_or_skip())
-    with pytest.raises(ModelMismatchError, match="dimension"):
-        other.open("bigger-model", DIM * 2)
-    other.close()
+    other.open("bigger-model", DIM * 2)
+    try:
+        names = {r["name"] for r in raw(settings, "SHOW INDEXES YIELD name, type WHERE type = 'VECTOR'")}
+        assert {f"hipporag_phrase_embedding_{DIM}", f"hipporag_phrase_embedding_{DIM * 2}"} <= names
+        with pytest.raises(ModelMismatchError, match="bigger-model"):  # a namespace keeps its model
+            Neo4jStore(other.settings).open("hash-embedder", DIM)
+    finally:
+        other.close()
 
 
 def test_namespaces_and_user_nodes_are_left_alone(settings: Neo4jSettings, store: Neo4jStore) -> None:

@@ -110,7 +110,7 @@ def migrate(runner: CypherRunner) -> int | None:
         query, label = f"migrate_embedding_labels_{kind}", embedding_label(kind, dim)
 
         def step(tx: CypherTransaction, query: str = query, label: str = label) -> list[Record]:
-            return tx.run(query, label=label, limit=MIGRATION_BATCH)
+            return tx.run(query, label=label, dimension=dim, limit=MIGRATION_BATCH)
 
         while True:
             rows = runner.write(step)
