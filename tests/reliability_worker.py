@@ -79,7 +79,7 @@ def memory(store: Path, dim: int = 16, model: str = "hash-embedder") -> HippoRAG
                 "user": os.environ.get("HIPPORAG_NEO4J_USER", "neo4j"),
                 "password": os.environ.get("HIPPORAG_NEO4J_PASSWORD", ""),
                 "database": os.environ.get("HIPPORAG_NEO4J_DATABASE", "neo4j"),
-                "namespace": os.environ["HIPPORAG_NEO4J_NAMESPACE"],
+                "namespace": os.environ["HIPPORAG_NAMESPACE"],
             }
         }
     settings = load_settings({**location, "retrieval": {"synonym_top_k": 1000}})

@@ -39,7 +39,7 @@ class Cli:
 
     def __init__(self, namespace: str) -> None:
         self.namespace = namespace
-        self.env = {**neo4j_env(), "HIPPORAG_NEO4J_NAMESPACE": namespace}
+        self.env = {**neo4j_env(), "HIPPORAG_NAMESPACE": namespace}
         self.uri = self.env["HIPPORAG_NEO4J_URI"]
 
     def __call__(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
@@ -330,7 +330,7 @@ def dump_namespace(namespace: str) -> dict[str, Any]:
 
 
 def worker_env(namespace: str) -> dict[str, str]:
-    return {**neo4j_env(), "HIPPORAG_NEO4J_NAMESPACE": namespace}
+    return {**neo4j_env(), "HIPPORAG_NAMESPACE": namespace}
 
 
 @pytest.fixture
