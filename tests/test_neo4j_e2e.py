@@ -249,7 +249,7 @@ def test_serve_answers_from_a_neo4j_store(cli: Cli, tmp_path: Path) -> None:
         server.wait_until_up()
         headers = {"Authorization": "Bearer test-key"}
         r = httpx.post(
-            f"{server.url}/query", json={"question": QUESTION, "top_k": 2}, headers=headers, timeout=120
+            f"{server.url}/query", json={"query": QUESTION, "top_k": 2}, headers=headers, timeout=120
         )
         assert r.status_code == 200, r.text
         assert "lab" in [p["passage"]["id"] for p in r.json()["passages"]]
@@ -277,7 +277,7 @@ def test_mcp_answers_from_a_neo4j_store(cli: Cli, tmp_path: Path) -> None:
     async def ask() -> str:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
-            result = await session.call_tool("recall", {"question": QUESTION, "top_k": 2})
+            result = await session.call_tool("recall", {"query": QUESTION, "top_k": 2})
             return "".join(getattr(c, "text", "") for c in result.content)
 
     text = anyio.run(ask)
