@@ -1,4 +1,6 @@
-// Dimension of each of our vector indexes that exists.
-SHOW INDEXES YIELD name, type, options
-WHERE type = 'VECTOR' AND name IN $index_names
-RETURN name, options.indexConfig['vector.dimensions'] AS dimensions
+// Our vector indexes: name, the label they cover and their dimension (the per-dimension ones and the
+// single unsuffixed ones of older stores).
+SHOW INDEXES YIELD name, type, labelsOrTypes, options
+WHERE type = 'VECTOR' AND name STARTS WITH 'hipporag_'
+RETURN name, labelsOrTypes[0] AS label, options.indexConfig['vector.dimensions'] AS dimensions
+ORDER BY name

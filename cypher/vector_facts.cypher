@@ -2,7 +2,7 @@
 // over-fetched and filtered on namespace like vector_passages; each candidate re-scored exactly with
 // vector.similarity.cosine (index scores are approximate: see vector_phrases), with the names of its
 // subject and object phrases. The caller sorts (score, then id) and cuts to top k.
-CALL db.index.vector.queryNodes('hipporag_fact_embedding', $fetch, $vector) YIELD node, score
+CALL db.index.vector.queryNodes($index_name, $fetch, $vector) YIELD node, score
 WITH collect({node: node, score: score}) AS hits
 WITH size(hits) AS fetched, [h IN hits WHERE h.node.namespace = $namespace | h.node] AS facts
 UNWIND CASE WHEN size(facts) = 0 THEN [null] ELSE facts END AS f

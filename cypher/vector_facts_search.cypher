@@ -1,8 +1,8 @@
 CYPHER 25
 // Facts nearest to a query vector with the SEARCH clause (Neo4j 2026.04+). Same contract as
 // vector_facts.
-MATCH (node:Fact)
-  SEARCH node IN (VECTOR INDEX hipporag_fact_embedding FOR $vector LIMIT $fetch) SCORE AS score
+MATCH (node:FactEmbeddingDIM)
+  SEARCH node IN (VECTOR INDEX hipporag_fact_embedding_DIM FOR $vector LIMIT $fetch) SCORE AS score
 WITH collect({node: node, score: score}) AS hits
 WITH size(hits) AS fetched, [h IN hits WHERE h.node.namespace = $namespace | h.node] AS facts
 UNWIND CASE WHEN size(facts) = 0 THEN [null] ELSE facts END AS f

@@ -1,7 +1,7 @@
 // Passages nearest to a query vector (dense retrieval), over-fetched and filtered on namespace; each
 // candidate re-scored exactly with vector.similarity.cosine (index scores are approximate: see
 // vector_phrases).
-CALL db.index.vector.queryNodes('hipporag_passage_embedding', $fetch, $vector) YIELD node, score
+CALL db.index.vector.queryNodes($index_name, $fetch, $vector) YIELD node, score
 WITH collect({node: node, score: score}) AS hits
 RETURN size(hits) AS fetched,
        [h IN hits WHERE h.node.namespace = $namespace

@@ -1,5 +1,6 @@
 // Nearest phrases of each query vector through the vector index (Neo4j 5.x to 2026.03).
-// The index is shared by all namespaces, so it is over-fetched ($fetch > top k) and filtered here;
+// The index ($index_name: hipporag_phrase_embedding_<dim>, the query dimension's) is shared by the
+// namespaces of that dimension, so it is over-fetched ($fetch > top k) and filtered here;
 // `fetched` and `lowest_score` (index scores) tell the caller whether a larger $fetch could find more;
 // the caller sorts and cuts to top k.
 // Index scores are (1 + cosine) / 2, and approximate: vector indexes quantize by default
@@ -7,7 +8,7 @@
 // indexes). So each candidate of the namespace is re-scored exactly with vector.similarity.cosine (the
 // same (1 + cosine) / 2 scale) and $min_score is applied to that exact score.
 UNWIND $rows AS row
-CALL db.index.vector.queryNodes('hipporag_phrase_embedding', $fetch, row.vector) YIELD node, score
+CALL db.index.vector.queryNodes($index_name, $fetch, row.vector) YIELD node, score
 WITH row, collect({node: node, score: score}) AS hits
 RETURN row.index AS row_index,
        size(hits) AS fetched,

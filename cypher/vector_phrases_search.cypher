@@ -3,8 +3,8 @@ CYPHER 25
 // db.index.vector.queryNodes is deprecated). Same contract as vector_phrases (exact re-scoring too).
 UNWIND $rows AS row
 CALL (row) {
-  MATCH (node:Phrase)
-    SEARCH node IN (VECTOR INDEX hipporag_phrase_embedding FOR row.vector LIMIT $fetch) SCORE AS score
+  MATCH (node:PhraseEmbeddingDIM)
+    SEARCH node IN (VECTOR INDEX hipporag_phrase_embedding_DIM FOR row.vector LIMIT $fetch) SCORE AS score
   RETURN node, score
 }
 WITH row, collect({node: node, score: score}) AS hits

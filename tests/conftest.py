@@ -53,3 +53,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("llm_live") is not None:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _neo4j_namespaces_deleted() -> Iterator[None]:
+    """After each test (passed or failed): delete the Neo4j namespaces it was given, the user nodes
+    named after them, their GDS projections, and the vector indexes created since the session began."""
+    import neo4j_support
+
+    neo4j_support.created_namespaces.clear()
+    yield
+    server = neo4j_support.server_found()
+    namespaces = list(neo4j_support.created_namespaces)
+    neo4j_support.created_namespaces.clear()
+    before = neo4j_support.snapshot_before()
+    if server is None or before is None or not namespaces:
+        return
+    neo4j_support.delete_namespaces(server, namespaces)
+    neo4j_support.drop_new_schema(server, before["indexes"], vector_only=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _neo4j_database_unchanged() -> Iterator[None]:
+    """The Neo4j tests leave the database as they found it: same node, relationship, index, constraint
+    and GDS projection counts as when the session first reached the server (else an error here)."""
+    import neo4j_support
+
+    yield
+    server = neo4j_support.server_found()
+    before = neo4j_support.snapshot_before()
+    try:
+        if server is None or before is None:
+            return
+        neo4j_support.drop_new_schema(server, before["indexes"] + before["constraints"], vector_only=False)
+        after = neo4j_support.database_snapshot(server)
+        assert after == before, f"the Neo4j tests left the database changed: before {before}, after {after}"
+    finally:
+        neo4j_support.stop_local_server()

@@ -21,6 +21,7 @@ two statements of a transaction (Neo4j reads at READ COMMITTED).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,8 @@ from neo4j.exceptions import ClientError
 from hipporag_neo4j.stores.neo4j.cypher import load_script, query_names
 
 Records = list[dict[str, Any]]
+#: A per-dimension name as the store splices it (hipporag_phrase_embedding_384, PhraseEmbedding384).
+SPLICED = re.compile(r"(?<=[A-Za-z]_embedding_)\d+\b|(?<=[A-Za-z]Embedding)\d+\b")
 Response = Records | BaseException | Callable[[dict[str, Any]], Records]
 
 
@@ -80,6 +83,10 @@ class FakeTransaction:
     def run(self, query: str, parameters: dict[str, Any] | None = None, **kw: Any) -> FakeResult:
         assert self.state == "open", f"run on a {self.state} transaction"
         name = self.driver.names.get(query)
+        if name is None:  # a statement with a dimension spliced into its per-dimension names
+            name = self.driver.names.get(SPLICED.sub("DIM", query))
+            if name is not None:
+                self.driver.spliced.append((name, query))
         if name is None:
             raise AssertionError(f"not one of the shipped Cypher statements:\n{query}")
         params = dict(parameters or {}, **kw)
@@ -155,6 +162,7 @@ class FakeDriver:
     latest_write_bookmark: str | None = None
     sessions_bookmark_managers: list[Any] = field(default_factory=list)
     after_statement: list[Callable[[str], None]] = field(default_factory=list)
+    spliced: list[tuple[str, str]] = field(default_factory=list)  # (name, text) of spliced statements
 
     def on(self, name: str, *responses: Response) -> FakeDriver:
         """Program ``name``'s results: used in order, the last one for every later call."""

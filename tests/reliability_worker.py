@@ -4,6 +4,9 @@
     python tests/reliability_worker.py read STORE --seconds 5
     python tests/reliability_worker.py reembed STORE --dim 8 [--kill-after set_embeddings:2]
 
+STORE is an embedded store's folder, or ``neo4j`` for the server and namespace named by the
+HIPPORAG_NEO4J_* environment variables (tests/test_neo4j_e2e.py).
+
 ``index`` indexes :func:`corpus` in batches of :data:`BATCH` with the fake embedder and extractor of
 ``fakes.py`` (no model, seconds per run) and prints its report as JSON. ``--kill-after CALL:N`` sends
 SIGKILL to the process itself right after the N-th call of that store method returns: a kill -9 at an
@@ -66,7 +69,20 @@ def expected_states(n: int = N_PASSAGES, batch: int = BATCH) -> list[tuple[int, 
 
 
 def memory(store: Path, dim: int = 16, model: str = "hash-embedder") -> HippoRAG:
-    settings = load_settings({"store": {"path": str(store)}, "retrieval": {"synonym_top_k": 1000}})
+    """The memory of STORE; STORE ``neo4j`` means the Neo4j server and namespace of the
+    HIPPORAG_NEO4J_URI/_USER/_PASSWORD/_DATABASE/_NAMESPACE environment variables."""
+    location: dict[str, Any] = {"store": {"path": str(store)}}
+    if str(store) == "neo4j":
+        location = {
+            "neo4j": {
+                "uri": os.environ["HIPPORAG_NEO4J_URI"],
+                "user": os.environ.get("HIPPORAG_NEO4J_USER", "neo4j"),
+                "password": os.environ.get("HIPPORAG_NEO4J_PASSWORD", ""),
+                "database": os.environ.get("HIPPORAG_NEO4J_DATABASE", "neo4j"),
+                "namespace": os.environ["HIPPORAG_NAMESPACE"],
+            }
+        }
+    settings = load_settings({**location, "retrieval": {"synonym_top_k": 1000}})
     return HippoRAG(
         settings,
         embedder=HashEmbedder(dim=dim, model_name=model),

@@ -92,13 +92,22 @@ def raw(settings: Neo4jSettings, query: str, **params: Any) -> list[dict[str, An
         return [r.data() for r in records]
 
 
+def has_gds(settings: Neo4jSettings) -> bool:
+    rows = raw(settings, "SHOW PROCEDURES YIELD name WHERE name = 'gds.graph.list' RETURN count(*) AS n")
+    return bool(rows[0]["n"])
+
+
 def test_open_is_idempotent_and_reports_capabilities(store: Neo4jStore, settings: Neo4jSettings) -> None:
     again = open_store(settings)
     assert again.meta() == store.meta()
     caps = store.capabilities()
-    assert caps.vector_index and caps.usable
-    assert caps.ppr_engine in ("gds-weighted", "gds-linear")  # the test servers run GDS
-    assert caps.gds_version is not None and caps.notes
+    assert caps.vector_index and caps.usable and caps.notes
+    if has_gds(settings):
+        assert caps.ppr_engine in ("gds-weighted", "gds-linear")
+        assert caps.gds_version is not None
+    else:  # Community without GDS: the in-process engine, said plainly
+        assert caps.ppr_engine == "local" and caps.gds_version is None
+        assert any("in process" in note for note in caps.notes)
     names = {r["name"] for r in raw(settings, "SHOW CONSTRAINTS YIELD name RETURN name")}
     assert {
         "hipporag_passage_key",
@@ -108,20 +117,26 @@ def test_open_is_idempotent_and_reports_capabilities(store: Neo4jStore, settings
     } <= names
     indexes = raw(settings, "SHOW INDEXES YIELD name, type, state WHERE type = 'VECTOR' RETURN name, state")
     assert {r["name"]: r["state"] for r in indexes if r["name"].startswith("hipporag_")} == {
-        "hipporag_passage_embedding": "ONLINE",
-        "hipporag_phrase_embedding": "ONLINE",
-        "hipporag_fact_embedding": "ONLINE",
+        f"hipporag_passage_embedding_{DIM}": "ONLINE",
+        f"hipporag_phrase_embedding_{DIM}": "ONLINE",
+        f"hipporag_fact_embedding_{DIM}": "ONLINE",
     }
     again.close()
 
 
-def test_another_dimension_in_the_same_database_is_refused(
+def test_another_dimension_in_the_same_database_has_its_own_indexes(
     settings: Neo4jSettings, store: Neo4jStore
 ) -> None:
+    """Issue 17: one database (Community has one) holds namespaces of several embedding dimensions."""
     other = Neo4jStore(neo4j_settings_or_skip())
-    with pytest.raises(ModelMismatchError, match="dimension"):
-        other.open("bigger-model", DIM * 2)
-    other.close()
+    other.open("bigger-model", DIM * 2)
+    try:
+        names = {r["name"] for r in raw(settings, "SHOW INDEXES YIELD name, type WHERE type = 'VECTOR'")}
+        assert {f"hipporag_phrase_embedding_{DIM}", f"hipporag_phrase_embedding_{DIM * 2}"} <= names
+        with pytest.raises(ModelMismatchError, match="bigger-model"):  # a namespace keeps its model
+            Neo4jStore(other.settings).open("hash-embedder", DIM)
+    finally:
+        other.close()
 
 
 def test_namespaces_and_user_nodes_are_left_alone(settings: Neo4jSettings, store: Neo4jStore) -> None:
@@ -154,34 +169,55 @@ def test_namespaces_and_user_nodes_are_left_alone(settings: Neo4jSettings, store
 def test_gds_forms_agree_with_the_local_engine_and_projections_are_versioned(
     settings: Neo4jSettings, store: Neo4jStore
 ) -> None:
+    """With GDS: both GDS forms give the in-process scores and the projection follows the graph version
+    (the old one dropped). Without: the store's engine is the in-process one, and its cached graph
+    follows the graph version the same way."""
     phrases, records = chain_corpus(8)
     store.write_passages(phrases, records)
     store.write_synonyms([SynonymEdge("ph1", "ph6", 0.87), SynonymEdge("ph2", "ph7", 0.91)])
     seeds = {"ph0": 0.6, "ph4": 0.3, "ph8": 0.1}
-    gds_scores = store.personalized_pagerank(seeds, 0.5, 100, 1e-10)
-    catalog = store.projections()
-    linear = GdsPpr(store.runner, store.projections, settings.namespace, weighted=False).run(
-        seeds, 0.5, 100, 1e-10
-    )
+    scores = store.personalized_pagerank(seeds, 0.5, 100, 1e-10)
     local = LocalPpr(store.runner, settings.namespace).run(seeds, 0.5, 100, 1e-12)
-    assert sum(gds_scores.values()) == pytest.approx(1.0)
-    assert set(gds_scores) == set(local) == set(linear)
-    for phrase_id, score in local.items():
-        assert gds_scores[phrase_id] == pytest.approx(score, abs=1e-4)
-        assert linear[phrase_id] == pytest.approx(score, abs=1e-4)
+    gds = has_gds(settings)
+    forms = [scores]
+    if gds:
+        forms.append(
+            GdsPpr(store.runner, store.projections, settings.namespace, weighted=False).run(
+                seeds, 0.5, 100, 1e-10
+            )
+        )
+    assert sum(scores.values()) == pytest.approx(1.0)
+    for found in forms:
+        assert set(found) == set(local)
+        for phrase_id, score in local.items():
+            assert found[phrase_id] == pytest.approx(score, abs=1e-4)
 
-    first = catalog.current
-    assert first is not None and first.node_count == 9
+    if gds:
+        catalog = store.projections()
+        first = catalog.current
+        assert first is not None and first.node_count == 9
+    else:
+        engine = store.ppr_engine()
+        assert isinstance(engine, LocalPpr) and engine.graph is not None
+        first_graph, reads = engine.graph, engine.graph_reads
+        store.personalized_pagerank(seeds, 0.5, 100, 1e-10)
+        assert engine.graph_reads == reads  # same graph version: the cached graph
     store.write_synonyms([SynonymEdge("ph0", "ph8", 0.95)])
-    store.personalized_pagerank(seeds, 0.5, 100, 1e-10)
-    second = catalog.current
-    assert second is not None and second.version > first.version
-    listed = raw(
-        settings,
-        "CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix RETURN graphName",
-        prefix=graph_prefix(settings.database, settings.namespace),
-    )
-    assert [r["graphName"] for r in listed] == [second.name]  # the old projection was dropped
+    after = store.personalized_pagerank(seeds, 0.5, 100, 1e-10)
+    assert after != scores  # the new edge is walked
+    if gds:
+        second = catalog.current
+        assert second is not None and second.version > first.version
+        listed = raw(
+            settings,
+            "CALL gds.graph.list() YIELD graphName WHERE graphName STARTS WITH $prefix RETURN graphName",
+            prefix=graph_prefix(settings.database, settings.namespace),
+        )
+        assert [r["graphName"] for r in listed] == [second.name]  # the old projection was dropped
+    else:
+        assert engine.graph is not None and first_graph is not None
+        assert engine.graph.version is not None and first_graph.version is not None
+        assert engine.graph.version > first_graph.version and engine.graph_reads == reads + 1
 
 
 def test_passage_scores_and_explanations(store: Neo4jStore) -> None:
@@ -249,19 +285,22 @@ def test_two_writers_at_once_make_no_duplicates(settings: Neo4jSettings, store: 
 def test_tiny_seed_weights_and_every_engine_agree_on_both_walks(
     settings: Neo4jSettings, store: Neo4jStore
 ) -> None:
-    """Issue 9, item 1 on a live GDS: seeds of 1e-5 (1 / passage count at scale) with the retrieval
-    defaults (100 iterations, tolerance 1e-8) give the in-process engine's scores."""
+    """Issue 9, item 1: seeds of 1e-5 (1 / passage count at scale) with the retrieval defaults (100
+    iterations, tolerance 1e-8) give the reference scores, on every engine the server has (GDS's forms
+    where it is installed, the in-process engine everywhere)."""
     phrases, records = chain_corpus(12)
     store.write_passages(phrases, records)
     store.write_synonyms([SynonymEdge("ph2", "ph9", 0.9)])
     seeds = {"ph0": 2e-5, "ph5": 1e-5, "ph11": 1e-5}
     local = LocalPpr(store.runner, settings.namespace)
     reference = local.run(seeds, 0.5, 1000, 1e-15)
-    gds = store.personalized_pagerank(seeds, 0.5, 100, 1e-8)
-    assert max(abs(gds.get(k, 0.0) - v) for k, v in reference.items()) < 1e-6
+    found_scores = store.personalized_pagerank(seeds, 0.5, 100, 1e-8)
+    assert max(abs(found_scores.get(k, 0.0) - v) for k, v in reference.items()) < 1e-6
     passage_seeds = {"p3": 2e-5, "p7": 1e-5}
     expected = local.passage_node_scores(seeds, passage_seeds, 0.5, 1000, 1e-15, 6, 2)
-    engines = [GdsPpr(store.runner, store.projections, settings.namespace, weighted=False), local]
+    engines: list[Any] = [local]
+    if has_gds(settings):
+        engines.append(GdsPpr(store.runner, store.projections, settings.namespace, weighted=False))
     if store.capabilities().ppr_engine == "gds-weighted":
         engines.append(GdsPpr(store.runner, store.projections, settings.namespace, weighted=True))
     for engine in engines:
@@ -277,6 +316,8 @@ def test_tiny_seed_weights_and_every_engine_agree_on_both_walks(
 
 
 def test_projections_are_versioned_per_kind_and_dropped_on_close(settings: Neo4jSettings) -> None:
+    """With GDS: one projection per kind, named for the namespace, dropped on close. Without: no
+    projection at all (``gds_projections`` is empty), the in-process engine caches one graph per kind."""
     store = open_store(settings)
     phrases, records = chain_corpus(4)
     store.write_passages(phrases, records)
@@ -284,6 +325,13 @@ def test_projections_are_versioned_per_kind_and_dropped_on_close(settings: Neo4j
     store.passage_node_scores({"ph0": 1.0}, {"p1": 0.1}, 0.5, 100, 1e-8, 3, 1)
     prefix = namespace_prefix(settings.database, settings.namespace)
     held = [p["graph_name"] for p in store.gds_projections()]
+    if not has_gds(settings):
+        assert held == []
+        engine = store.ppr_engine()
+        assert isinstance(engine, LocalPpr)
+        assert sorted(with_passages for with_passages, _ in engine.graphs) == [False, True]
+        store.close()
+        return
     assert len(held) == 2 and all(name.startswith(prefix) for name in held)
     assert any(".passages.v" in name for name in held)
     store.close()

@@ -308,9 +308,9 @@ def opened_driver(meta: dict[str, Any] | None = None, **server_kw: Any) -> FakeD
     return driver
 
 
-def open_store(driver: FakeDriver, **kw: Any) -> Neo4jStore:
+def open_store(driver: FakeDriver, dim: int = 384, **kw: Any) -> Neo4jStore:
     store = Neo4jStore(settings(**kw), driver=driver)  # type: ignore[arg-type]
-    store.open("all-MiniLM-L6-v2", 384)
+    store.open("all-MiniLM-L6-v2", dim)
     return store
 
 
@@ -341,7 +341,10 @@ def test_open_creates_the_schema_then_records_meta() -> None:
         384
     }
     awaited = [c.params["index_name"] for c in driver.named("schema_await_index")]
-    assert awaited == sorted(graph_model.VECTOR_INDEXES.values())
+    assert awaited == [graph_model.vector_index_name(k, 384) for k in graph_model.EMBEDDED_KINDS]
+    created = [text for name, text in driver.spliced if name.startswith("schema_vector_indexes")]
+    assert len(created) == 3 and "hipporag_passage_embedding_384" in created[0]
+    assert "FOR (n:PassageEmbedding384) ON n.embedding" in created[0]
     assert ran.index("meta_read") < ran.index("schema_vector_indexes#0") < ran.index("meta_create")
     create = driver.named("meta_create")[0].params
     assert create == {
@@ -365,7 +368,10 @@ def test_open_skips_existing_vector_indexes_but_awaits_them() -> None:
     )
     driver.on(
         "schema_vector_index_dimensions",
-        [{"name": n, "dimensions": 384} for n in graph_model.VECTOR_INDEXES.values()],
+        [
+            {"name": graph_model.vector_index_name(k, 384), "label": "x", "dimensions": 384}
+            for k in graph_model.EMBEDDED_KINDS
+        ],
     )
     open_store(driver)
     assert not any(n.startswith("schema_vector_indexes") for n in driver.names_run())
@@ -389,10 +395,12 @@ def test_open_refuses_another_model_schema_or_index_dimension() -> None:
     }
     with pytest.raises(SchemaVersionError):
         open_store(opened_driver(meta=newer))
-    driver = opened_driver()
-    driver.on("schema_vector_index_dimensions", [{"name": "hipporag_phrase_embedding", "dimensions": 768}])
-    driver.on("meta_other_dimensions", [{"namespace": "other", "embedding_dim": 768}])
-    with pytest.raises(ModelMismatchError, match="other"):
+    driver = opened_driver()  # a hand-made index with our name and another size
+    driver.on(
+        "schema_vector_index_dimensions",
+        [{"name": "hipporag_phrase_embedding_384", "label": "PhraseEmbedding384", "dimensions": 768}],
+    )
+    with pytest.raises(ModelMismatchError, match="DROP INDEX"):
         open_store(driver)
     with pytest.raises(CapabilityError, match=r"5\.15"):
         open_store(opened_driver(version="5.12.0"))
@@ -635,7 +643,42 @@ def test_reads_map_records() -> None:
     assert driver.named("read_texts_passage")[1].params["after"] == "p2"
 
 
-def test_set_embedding_model_recreates_indexes_only_for_a_new_dimension() -> None:
+def test_open_of_another_dimension_adds_its_indexes_beside_the_others() -> None:
+    """Namespaces of several dimensions share a database: a 768-d namespace gets its own indexes while
+    the 384-d ones exist."""
+    driver = opened_driver()
+    driver.on(
+        "schema_vector_index_dimensions",
+        [
+            {"name": graph_model.vector_index_name(k, 384), "label": "x", "dimensions": 384}
+            for k in graph_model.EMBEDDED_KINDS
+        ],
+    )
+    open_store(driver, dim=768)
+    created = [text for name, text in driver.spliced if name.startswith("schema_vector_indexes")]
+    assert len(created) == 3 and all("_embedding_768 IF NOT EXISTS" in text for text in created)
+    assert not driver.named("schema_drop_vector_indexes#0")
+
+
+def test_open_migrates_the_single_indexes_of_an_older_store() -> None:
+    driver = opened_driver()
+    legacy = [
+        {"name": name, "label": kind.capitalize(), "dimensions": 384}
+        for kind, name in graph_model.LEGACY_VECTOR_INDEXES.items()
+    ]
+    driver.on("schema_vector_index_dimensions", legacy, legacy, [])
+    for kind in graph_model.EMBEDDED_KINDS:
+        driver.on(f"migrate_embedding_labels_{kind}", [{"labelled": 7}], [{"labelled": 0}])
+    open_store(driver)
+    ran = driver.names_run()
+    for kind in graph_model.EMBEDDED_KINDS:
+        calls = driver.named(f"migrate_embedding_labels_{kind}")
+        assert len(calls) == 2 and calls[0].params["label"] == f"{kind.capitalize()}Embedding384"
+    assert ran.index("migrate_embedding_labels_fact") < ran.index("schema_vector_indexes#0")
+    assert ran.index("schema_vector_indexes#0") < ran.index("schema_drop_legacy_vector_indexes#0")
+
+
+def test_set_embedding_model_keeps_other_dimensions_and_drops_unused_indexes() -> None:
     meta = {
         "schema_version": SCHEMA_VERSION,
         "embedding_model": "all-MiniLM-L6-v2",
@@ -647,14 +690,18 @@ def test_set_embedding_model_recreates_indexes_only_for_a_new_dimension() -> Non
     driver.calls.clear()
     store.set_embedding_model("other-384", 384)
     assert driver.names_run()[-1] == "meta_set_model" and not driver.named("schema_drop_vector_indexes#0")
-    driver.on("meta_other_dimensions", [{"namespace": "b", "embedding_dim": 384}])
-    with pytest.raises(ModelMismatchError, match="b"):
-        store.set_embedding_model("big", 768)
-    driver.on("meta_other_dimensions", [])
+    driver.on("meta_dimensions", [{"embedding_dim": 384}, {"embedding_dim": 768}])  # another 384-d one
+    driver.calls.clear()
     store.set_embedding_model("big", 768)
     assert {c.params["dimension"] for c in driver.calls if c.name.startswith("schema_vector_indexes")} == {
         768
     }
+    assert not driver.named("schema_drop_vector_indexes#0")
+    driver.on("meta_dimensions", [{"embedding_dim": 768}])  # the last 384-d namespace moved
+    store.set_embedding_model("small", 384)
+    store.set_embedding_model("big", 768)
+    dropped = [text for name, text in driver.spliced if name.startswith("schema_drop_vector_indexes")]
+    assert dropped and "hipporag_phrase_embedding_384" in "".join(dropped)
 
 
 def test_cypher_query_dataclass_is_hashable_and_frozen() -> None:

@@ -127,3 +127,20 @@ def load_query(name: str) -> CypherQuery:
     if len(script) != 1:
         raise StoreError(f"Cypher file {name}.cypher holds {len(script)} statements, expected one")
     return script[0]
+
+
+#: Where a statement names a per-dimension index or label (``hipporag_phrase_embedding_DIM``,
+#: ``PhraseEmbeddingDIM``): Cypher takes no parameter there (index and label names in schema commands,
+#: the SEARCH clause's index), so :func:`with_dimension` splices the checked dimension in.
+_DIMENSION_SLOT = re.compile(r"(?<=[A-Za-z]_embedding_)DIM\b|(?<=[A-Za-z]Embedding)DIM\b")
+
+
+def with_dimension(query: CypherQuery, dim: int) -> CypherQuery:
+    """``query`` with every ``..._embedding_DIM`` / ``...EmbeddingDIM`` name made ``dim``'s (checked: an
+    integer from 1 to 4096, so only digits reach the text)."""
+    from hipporag_neo4j.stores.neo4j.graph_model import check_dimension
+
+    if not _DIMENSION_SLOT.search(query.text):
+        raise StoreError(f"cypher {query.name}: no per-dimension name to splice")
+    text = _DIMENSION_SLOT.sub(str(check_dimension(dim)), query.text)
+    return CypherQuery(query.name, text, query.parameters)

@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-LABELS: Final = ("Passage", "Phrase", "Fact", "HippoRAGMeta", "SynonymsPending")
+LABELS: Final = (
+    "Passage",
+    "Phrase",
+    "Fact",
+    "HippoRAGMeta",
+    "SynonymsPending",
+    # the per-dimension labels as the .cypher templates spell them (DIM is spliced: PhraseEmbedding384)
+    "PassageEmbeddingDIM",
+    "PhraseEmbeddingDIM",
+    "FactEmbeddingDIM",
+)
 RELATIONSHIP_TYPES: Final = ("MENTIONS", "STATES", "RELATION", "SYNONYM", "SAME_AS")
 PROPERTY_KEYS: Final = (
     "namespace",
@@ -56,11 +66,34 @@ ROW_KEYS: Final = (
 )
 
 EmbeddedLabel = Literal["passage", "phrase", "fact"]
-VECTOR_INDEXES: Final[dict[EmbeddedLabel, str]] = {
+EMBEDDED_KINDS: Final[tuple[EmbeddedLabel, ...]] = ("passage", "phrase", "fact")
+#: The single vector indexes of stores made before schema 2 (one dimension per database); a store
+#: that still has them is migrated to the per-dimension indexes on open.
+LEGACY_VECTOR_INDEXES: Final[dict[EmbeddedLabel, str]] = {
     "passage": "hipporag_passage_embedding",
     "phrase": "hipporag_phrase_embedding",
     "fact": "hipporag_fact_embedding",
 }
+#: Largest embedding dimension Neo4j's vector indexes take (vector.dimensions: 1 to 4096).
+MAX_DIMENSION: Final = 4096
+
+
+def check_dimension(dim: int) -> int:
+    """``dim`` if it is an embedding dimension a vector index takes (it is spliced into names)."""
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= MAX_DIMENSION:
+        raise ValueError(f"embedding dimension {dim!r} must be an integer from 1 to {MAX_DIMENSION}")
+    return dim
+
+
+def vector_index_name(kind: EmbeddedLabel, dim: int) -> str:
+    """The vector index of one kind and dimension, e.g. ``hipporag_phrase_embedding_384``."""
+    return f"hipporag_{kind}_embedding_{check_dimension(dim)}"
+
+
+def embedding_label(kind: EmbeddedLabel, dim: int) -> str:
+    """The label that puts a node in its dimension's vector index, e.g. ``PhraseEmbedding384``."""
+    return f"{kind.capitalize()}Embedding{check_dimension(dim)}"
+
 
 #: Every parameter a ``.cypher`` file may use, with an example value (the lint schema's declarations).
 PARAMETERS: Final[dict[str, Any]] = {
@@ -75,8 +108,10 @@ PARAMETERS: Final[dict[str, Any]] = {
     "embedding_model": "all-MiniLM-L6-v2",
     "embedding_dim": 384,
     "dimension": 384,
-    "index_name": "hipporag_phrase_embedding",
-    "index_names": ["hipporag_phrase_embedding"],
+    "index_name": "hipporag_phrase_embedding_384",
+    "index_names": ["hipporag_phrase_embedding_384"],
+    "label": "PhraseEmbedding384",
+    "prefix_label": "PhraseEmbedding",
     "timeout_seconds": 300,
     "graph_name": "hipporag.neo4j.default.v1",
     "prefix": "hipporag.neo4j.default.v",
@@ -93,8 +128,7 @@ PARAMETERS: Final[dict[str, Any]] = {
     "name": "barack obama",
     "passage_id": "passage-1",
     "reembed_state": '{"model": "all-MiniLM-L6-v2", "dim": 384, "done_through": {}}',
-    # linking to an enterprise graph
-    "label": "Customer",
+    # linking to an enterprise graph (label: also the per-dimension label of write_embedding_labels_*)
     "property": "name",
     "skip": 0,
     "types": ["SUBSIDIARY_OF"],

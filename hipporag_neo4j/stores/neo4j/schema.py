@@ -1,19 +1,41 @@
 """Idempotent schema set-up and the metadata check done by ``open()``.
 
 Order: constraints and range indexes; the namespace's metadata (schema version, embedding model and
-dimension) checked when it exists; the shared vector indexes checked against the dimension, created if
-missing and awaited; the metadata recorded for a new namespace.
+dimension) checked when it exists; a store made before the per-dimension indexes migrated; the vector
+indexes of the namespace's dimension created if missing and awaited; the metadata recorded for a new
+namespace.
+
+Several embedding models share one database (Community Edition has only one): each dimension has its
+own three vector indexes, ``hipporag_<kind>_embedding_<dim>``, over the nodes labelled
+``<Kind>Embedding<dim>`` (the property stays ``embedding``). Every node with an embedding carries the
+label of its dimension, written with the node (:func:`label_embeddings`); a re-embed moves it to the
+new dimension's label. A query vector's length picks the index, and the namespace filter stays as it
+was. Older stores had one unsuffixed index per kind (so one dimension per database): :func:`migrate`
+labels their nodes with that dimension, creates its indexes and drops the old ones, on the first open.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.stores.base import SCHEMA_VERSION, StoreMeta
 from hipporag_neo4j.stores.base import check_meta as check_store_meta
-from hipporag_neo4j.stores.neo4j.graph_model import VECTOR_INDEXES
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner, Record
+from hipporag_neo4j.stores.neo4j.graph_model import (
+    EMBEDDED_KINDS,
+    LEGACY_VECTOR_INDEXES,
+    EmbeddedLabel,
+    embedding_label,
+    vector_index_name,
+)
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
 
 INDEX_TIMEOUT_SECONDS = 300
+#: Nodes labelled per transaction while migrating an older store.
+MIGRATION_BATCH = 10_000
+
+log = logging.getLogger(__name__)
 
 
 def meta_of(row: Record) -> StoreMeta:
@@ -33,29 +55,96 @@ def check_meta(meta: StoreMeta, namespace: str, embedding_model: str, embedding_
     check_store_meta(meta, f"namespace {namespace!r}", embedding_model, embedding_dim)
 
 
-def check_vector_dimensions(runner: CypherRunner, namespace: str, embedding_dim: int) -> bool:
-    """True when all vector indexes exist with ``embedding_dim``; raises when one has another size."""
-    rows = runner.read("schema_vector_index_dimensions", index_names=sorted(VECTOR_INDEXES.values()))
-    wrong = {r["name"]: r["dimensions"] for r in rows if r["dimensions"] is not None}
-    wrong = {name: dim for name, dim in wrong.items() if int(dim) != embedding_dim}
-    if wrong:
-        others = runner.read("meta_other_dimensions", namespace=namespace)
-        users = ", ".join(f"{r['namespace']} ({r['embedding_dim']}-d)" for r in others) or "none recorded"
+def vector_indexes(runner: CypherRunner) -> dict[str, int | None]:
+    """Our vector indexes that exist: name -> dimension."""
+    rows = runner.read("schema_vector_index_dimensions")
+    return {str(r["name"]): int(r["dimensions"]) if r["dimensions"] is not None else None for r in rows}
+
+
+def ensure_vector_indexes(runner: CypherRunner, embedding_dim: int) -> None:
+    """The three vector indexes of ``embedding_dim``, created when missing and awaited ONLINE."""
+    existing = vector_indexes(runner)
+    names = [vector_index_name(kind, embedding_dim) for kind in EMBEDDED_KINDS]
+    wrong = {n: existing[n] for n in names if n in existing and existing[n] not in (None, embedding_dim)}
+    if wrong:  # only a hand-made index could have our name and another size
         raise ModelMismatchError(
-            f"vector indexes {wrong} of this database have another dimension than {embedding_dim}; the "
-            f"namespaces sharing them: {users}. Use another database for another embedding dimension."
+            f"vector indexes {wrong} do not have the dimension {embedding_dim} their names say: drop them "
+            "(DROP INDEX <name>) and open the store again to re-create them"
         )
-    return len(rows) == len(VECTOR_INDEXES)
+    if not all(n in existing for n in names):
+        try:
+            runner.run_script("schema_vector_indexes", splice_dim=embedding_dim, dimension=embedding_dim)
+        except StoreError:  # another process created one between our look and our create
+            runner.run_script("schema_vector_indexes", splice_dim=embedding_dim, dimension=embedding_dim)
+    await_vector_indexes(runner, embedding_dim)
 
 
-def create_vector_indexes(runner: CypherRunner, embedding_dim: int) -> None:
-    runner.run_script("schema_vector_indexes", dimension=embedding_dim)
-
-
-def await_vector_indexes(runner: CypherRunner) -> None:
+def await_vector_indexes(runner: CypherRunner, embedding_dim: int) -> None:
     """A new index is populated in the background; wait until each is ONLINE before using it."""
-    for name in sorted(VECTOR_INDEXES.values()):
-        runner.read("schema_await_index", leader=True, index_name=name, timeout_seconds=INDEX_TIMEOUT_SECONDS)
+    for kind in EMBEDDED_KINDS:
+        runner.read(
+            "schema_await_index",
+            leader=True,
+            index_name=vector_index_name(kind, embedding_dim),
+            timeout_seconds=INDEX_TIMEOUT_SECONDS,
+        )
+
+
+def migrate(runner: CypherRunner) -> int | None:
+    """Move a store made before the per-dimension indexes onto them: label every embedded node with the
+    old indexes' dimension, create that dimension's indexes, drop the old ones. Safe to run again (or
+    from two processes at once). The old dimension, or None when there was nothing to migrate."""
+    existing = vector_indexes(runner)
+    legacy = {name: existing[name] for name in LEGACY_VECTOR_INDEXES.values() if name in existing}
+    if not legacy:
+        return None
+    dims = {dim for dim in legacy.values() if dim is not None}
+    if len(dims) != 1:
+        raise StoreError(
+            f"cannot migrate the vector indexes {legacy}: they should share one dimension. Drop them "
+            "(DROP INDEX <name>) and re-embed with `hipporag-neo4j reembed`"
+        )
+    (dim,) = dims
+    log.warning("migrating the vector indexes %s to per-dimension indexes (%d-d)", sorted(legacy), dim)
+    for kind in EMBEDDED_KINDS:
+        query, label = f"migrate_embedding_labels_{kind}", embedding_label(kind, dim)
+
+        def step(tx: CypherTransaction, query: str = query, label: str = label) -> list[Record]:
+            return tx.run(query, label=label, dimension=dim, limit=MIGRATION_BATCH)
+
+        while True:
+            rows = runner.write(step)
+            if not rows or not rows[0]["labelled"]:
+                break
+    ensure_vector_indexes(runner, dim)
+    runner.run_script("schema_drop_legacy_vector_indexes")
+    return dim
+
+
+def label_embeddings(
+    tx: CypherTransaction, namespace: str, kind: EmbeddedLabel, ids: Sequence[str], embedding_dim: int
+) -> None:
+    """Give the namespace's nodes ``ids`` of ``kind`` their dimension's label (removing another's)."""
+    if not ids:
+        return
+    tx.run_batched(
+        f"write_embedding_labels_{kind}",
+        "ids",
+        list(dict.fromkeys(ids)),
+        namespace=namespace,
+        label=embedding_label(kind, embedding_dim),
+        prefix_label=f"{kind.capitalize()}Embedding",
+    )
+
+
+def drop_unused_vector_indexes(runner: CypherRunner, embedding_dim: int) -> bool:
+    """Drop the indexes of ``embedding_dim`` when no namespace of the database records it any more
+    (after a re-embed to another dimension); True when dropped."""
+    recorded = {int(r["embedding_dim"]) for r in runner.read("meta_dimensions") if r["embedding_dim"]}
+    if embedding_dim in recorded:
+        return False
+    runner.run_script("schema_drop_vector_indexes", splice_dim=embedding_dim)
+    return True
 
 
 def _run_schema_script(runner: CypherRunner, name: str) -> None:
@@ -75,9 +164,8 @@ def ensure_schema(
     meta = read_meta(runner, namespace)
     if meta is not None:
         check_meta(meta, namespace, embedding_model, embedding_dim)
-    if not check_vector_dimensions(runner, namespace, embedding_dim):
-        create_vector_indexes(runner, embedding_dim)
-    await_vector_indexes(runner)
+    migrate(runner)
+    ensure_vector_indexes(runner, embedding_dim)
     if meta is None:
         rows = runner.write(
             lambda tx: tx.run(

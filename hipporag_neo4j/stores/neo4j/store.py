@@ -17,7 +17,7 @@ import neo4j
 import numpy as np
 from neo4j.exceptions import DriverError, Neo4jError
 
-from hipporag_neo4j.errors import CapabilityError, ConfigError, ModelMismatchError, StoreError
+from hipporag_neo4j.errors import CapabilityError, ConfigError, StoreError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import (
@@ -46,6 +46,7 @@ from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
+from hipporag_neo4j.stores.neo4j.driver import open_driver
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
@@ -75,6 +76,7 @@ class Neo4jStore:
         self._catalogs: dict[tuple[ProjectionKind, GraphJoin | None], ProjectionCatalog] = {}
         self._meta: StoreMeta | None = None
         self._aura_sessions = aura_sessions
+        self._indexed_dims: set[int] = set()
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -85,7 +87,7 @@ class Neo4jStore:
                     raise ConfigError("neo4j.uri (HIPPORAG_NEO4J_URI) is not set")
                 auth = (self.settings.user, self.settings.password.get_secret_value())
                 try:
-                    self._driver = neo4j.GraphDatabase.driver(self.settings.uri, auth=auth)
+                    self._driver = open_driver(self.settings.uri, auth)
                     self._driver.verify_connectivity()
                 except (Neo4jError, DriverError, ValueError) as exc:
                     self._driver = None
@@ -107,6 +109,11 @@ class Neo4jStore:
                 problem = aura_problem(self.settings)
             self._caps = detect(self.runner, requested, aura_problem=problem, uri=self.settings.uri)
         return self._caps
+
+    def _ready_meta(self) -> StoreMeta:
+        self._ready()
+        assert self._meta is not None
+        return self._meta
 
     def _ready(self) -> Neo4jCapabilities:
         if self._meta is None:
@@ -164,9 +171,15 @@ class Neo4jStore:
     def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
         self._ready()
 
+        dim = self._ready_meta().embedding_dim
+
         def work(tx: CypherTransaction) -> list[str]:
             written = ingest.write_passages(tx, self.namespace, phrases, passages)
             ids = list(dict.fromkeys(p.id for p in phrases))
+            schema.label_embeddings(tx, self.namespace, "phrase", ids, dim)
+            schema.label_embeddings(tx, self.namespace, "passage", [r.passage.id for r in passages], dim)
+            facts = [f.id for r in passages for f in r.facts]
+            schema.label_embeddings(tx, self.namespace, "fact", facts, dim)
             tx.run_batched("synonyms_pending_mark", "ids", ids, namespace=self.namespace)
             return written
 
@@ -421,29 +434,27 @@ class Neo4jStore:
             after = str(rows[-1]["id"])
 
     def set_embeddings(self, kind: EmbeddedKind, ids: Sequence[str], vectors: Matrix) -> None:
+        """New embeddings (a re-embed); the nodes move to the label, and so the vector indexes, of the
+        new dimension (created when this is its first use in the database)."""
         self._ready()
-        self.runner.write(lambda tx: ingest.set_embeddings(tx, self.namespace, kind, ids, vectors))
+        dim = int(np.asarray(vectors).shape[1]) if len(ids) else 0
+        if dim and dim not in self._indexed_dims:
+            schema.ensure_vector_indexes(self.runner, dim)
+            self._indexed_dims.add(dim)
+
+        def work(tx: CypherTransaction) -> None:
+            ingest.set_embeddings(tx, self.namespace, kind, ids, vectors)
+            if dim:
+                schema.label_embeddings(tx, self.namespace, kind, ids, dim)
+
+        self.runner.write(work)
 
     def set_embedding_model(self, embedding_model: str, embedding_dim: int) -> None:
-        """Record the new model; with a new dimension the shared vector indexes are re-created, which
-        is refused while another namespace of the database records a different dimension."""
+        """Record the new model. Every dimension has its own vector indexes, so other namespaces of the
+        database keep theirs; the old dimension's indexes are dropped once no namespace records it."""
         self._ready()
         current = self.meta()
-        if current is not None and current.embedding_dim != embedding_dim:
-            others = self.runner.read("meta_other_dimensions", namespace=self.namespace)
-            blocking = [
-                f"{r['namespace']} ({r['embedding_dim']}-d)"
-                for r in others
-                if r["embedding_dim"] != embedding_dim
-            ]
-            if blocking:
-                raise ModelMismatchError(
-                    f"cannot re-create the vector indexes at {embedding_dim}-d: namespaces "
-                    f"{', '.join(blocking)} share them"
-                )
-            self.runner.run_script("schema_drop_vector_indexes")
-            schema.create_vector_indexes(self.runner, embedding_dim)
-            schema.await_vector_indexes(self.runner)
+        schema.ensure_vector_indexes(self.runner, embedding_dim)
         self.runner.write(
             lambda tx: tx.run(
                 "meta_set_model",
@@ -453,6 +464,8 @@ class Neo4jStore:
             )
         )
         self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
+        if current is not None and current.embedding_dim != embedding_dim:
+            schema.drop_unused_vector_indexes(self.runner, current.embedding_dim)
 
     def open_for_reembed(self) -> StoreMeta | None:
         self._meta = self.meta()

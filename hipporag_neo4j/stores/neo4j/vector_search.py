@@ -1,6 +1,7 @@
-"""Nearest phrases, passages and facts through the shared vector indexes.
+"""Nearest phrases, passages and facts through the vector indexes of the query's dimension.
 
-The vector indexes serve every namespace of the database, so a look-up asks for more neighbours than it
+Each embedding dimension has its own indexes (``hipporag_<kind>_embedding_<dim>``), which serve every
+namespace of that dimension, so a look-up asks for more neighbours than it
 needs and filters on namespace in Cypher. When a row could still be missing hits (fewer matches than
 wanted, the index returned all it was asked for, and its lowest score still passes the threshold) it is
 asked again with four times the fetch size, up to :data:`MAX_FETCH`.
@@ -25,6 +26,7 @@ from typing import Any
 
 from hipporag_neo4j.stores.base import FactHit, Matrix, PassageScore, PhraseHit, Vector
 from hipporag_neo4j.stores.neo4j.capabilities import VectorQueryForm
+from hipporag_neo4j.stores.neo4j.graph_model import EmbeddedLabel, vector_index_name
 from hipporag_neo4j.stores.neo4j.ingest import vector_list
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 
@@ -40,6 +42,14 @@ def index_score(cosine: float) -> float:
 
 def cosine_of(score: float) -> float:
     return 2.0 * score - 1.0
+
+
+def index_params(kind: EmbeddedLabel, form: VectorQueryForm, dim: int) -> dict[str, Any]:
+    """How a vector statement names the index of the query's dimension: ``$index_name`` for
+    ``db.index.vector.queryNodes``, a spliced name for the SEARCH clause (which takes no parameter)."""
+    if form == "search":
+        return {"splice_dim": dim}
+    return {"index_name": vector_index_name(kind, dim)}
 
 
 def first_fetch(wanted: int) -> int:
@@ -84,7 +94,13 @@ def nearest_phrases(
             for i in pending
         ]
         records = runner.read_batched(
-            query, "rows", rows, namespace=namespace, fetch=fetch, min_score=min_score
+            query,
+            "rows",
+            rows,
+            namespace=namespace,
+            fetch=fetch,
+            min_score=min_score,
+            **index_params("phrase", form, vectors.shape[1]),
         )
         retry: list[int] = []
         for record in records:
@@ -119,8 +135,9 @@ def dense_passages(
     query = "vector_passages_search" if form == "search" else "vector_passages"
     fetch = first_fetch(limit)
     values = vector_list(vector)
+    where = index_params("passage", form, len(values))
     while True:
-        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values)
+        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values, **where)
         row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
         matches = list(row["matches"])
         if len(matches) >= limit or int(row["fetched"]) < fetch or fetch >= MAX_FETCH:
@@ -141,8 +158,9 @@ def nearest_facts(
     query = "vector_facts_search" if form == "search" else "vector_facts"
     fetch = first_fetch(top_k)
     values = vector_list(vector)
+    where = index_params("fact", form, len(values))
     while True:
-        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values)
+        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values, **where)
         row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
         matches = [m for m in row["matches"] if m["score"] is not None]
         if len(matches) >= top_k or int(row["fetched"]) < fetch or fetch >= MAX_FETCH:

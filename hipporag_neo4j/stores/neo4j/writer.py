@@ -24,10 +24,15 @@ import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.stores.neo4j.cypher import CypherQuery, load_query, load_script
+from hipporag_neo4j.stores.neo4j.cypher import CypherQuery, load_query, load_script, with_dimension
 
 Record = dict[str, Any]
 T = TypeVar("T")
+
+
+def _spliced(query: CypherQuery, splice_dim: int | None) -> CypherQuery:
+    """``query`` for one embedding dimension (its per-dimension index and label names) when given."""
+    return query if splice_dim is None else with_dimension(query, splice_dim)
 
 
 def batches(rows: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -57,20 +62,26 @@ class CypherTransaction:
         result = self._tx.run(query.text, params)
         return result.data()
 
-    def run(self, name: str, **params: Any) -> list[Record]:
-        """Run the single statement of ``name.cypher``; its records as dicts."""
-        return self.run_query(load_query(name), params)
+    def run(self, name: str, *, splice_dim: int | None = None, **params: Any) -> list[Record]:
+        """Run the single statement of ``name.cypher``; its records as dicts. ``splice_dim``: the
+        embedding dimension of its per-dimension names (:func:`~.cypher.with_dimension`)."""
+        return self.run_query(_spliced(load_query(name), splice_dim), params)
 
-    def run_script(self, name: str, **params: Any) -> None:
+    def run_script(self, name: str, *, splice_dim: int | None = None, **params: Any) -> None:
         """Run every statement of ``name.cypher`` in order (each gets only the parameters it uses)."""
         for query in load_script(name):
-            self.run_query(query, {k: v for k, v in params.items() if k in query.parameters})
+            self.run_query(
+                _spliced(query, splice_dim), {k: v for k, v in params.items() if k in query.parameters}
+            )
 
-    def run_batched(self, name: str, key: str, rows: Sequence[Any], **params: Any) -> list[Record]:
+    def run_batched(
+        self, name: str, key: str, rows: Sequence[Any], *, splice_dim: int | None = None, **params: Any
+    ) -> list[Record]:
         """Run ``name.cypher`` once per batch of ``rows`` (passed as ``$key``); all records together."""
         records: list[Record] = []
+        query = _spliced(load_query(name), splice_dim)
         for chunk in batches(rows, self.batch_size):
-            records += self.run_query(load_query(name), {**params, key: list(chunk)})
+            records += self.run_query(query, {**params, key: list(chunk)})
         return records
 
 
@@ -139,17 +150,23 @@ class CypherRunner:
     def write(self, work: Callable[[CypherTransaction], T]) -> T:
         return self.transaction(work, write=True)
 
-    def read(self, name: str, *, leader: bool = False, **params: Any) -> list[Record]:
+    def read(
+        self, name: str, *, leader: bool = False, splice_dim: int | None = None, **params: Any
+    ) -> list[Record]:
         """One statement in its own read transaction; ``leader`` routes it to the writer, as GDS calls
         must be (a projection lives in the memory of the server that made it)."""
-        return self.transaction(lambda tx: tx.run(name, **params), write=leader)
+        return self.transaction(lambda tx: tx.run(name, splice_dim=splice_dim, **params), write=leader)
 
-    def read_batched(self, name: str, key: str, rows: Sequence[Any], **params: Any) -> list[Record]:
+    def read_batched(
+        self, name: str, key: str, rows: Sequence[Any], *, splice_dim: int | None = None, **params: Any
+    ) -> list[Record]:
         """A read over many rows, batched, in one transaction."""
-        return self.transaction(lambda tx: tx.run_batched(name, key, rows, **params), write=False)
+        return self.transaction(
+            lambda tx: tx.run_batched(name, key, rows, splice_dim=splice_dim, **params), write=False
+        )
 
-    def run_script(self, name: str, **params: Any) -> None:
+    def run_script(self, name: str, *, splice_dim: int | None = None, **params: Any) -> None:
         """Each statement of a schema script in its own transaction (schema and data never mix)."""
         for query in load_script(name):
             used = {k: v for k, v in params.items() if k in query.parameters}
-            self.transaction(_statement(query, used), write=True)
+            self.transaction(_statement(_spliced(query, splice_dim), used), write=True)
