@@ -136,6 +136,20 @@ class ClientCopy:
             self._fact_vectors.clear()
             self._view = None
 
+    def remember_phrase_vectors(self, ids: Sequence[str], vectors: Sequence[Vector]) -> None:
+        """Vectors of phrases just read from the server (``pending_synonym_phrases``): a phrase's stored
+        vector never changes while the model does not (a model change empties the held vectors), so the
+        synonym step does not read them a second time."""
+        if not ids:
+            return
+        state = self._state() if self._model is None else None
+        with self._load_lock:
+            if state is not None and self._model is None:
+                self._model = (state.model, state.dim)
+            if self._model is not None:
+                for phrase_id, vector in zip(ids, vectors, strict=True):
+                    self._phrase_vectors.setdefault(phrase_id, np.asarray(vector, dtype=np.float32))
+
     def _part(self, name: str) -> View:
         """The view of the current version with part ``name`` read."""
         state = self._state()

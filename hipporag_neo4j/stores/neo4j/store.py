@@ -184,10 +184,13 @@ class Neo4jStore:
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
         rows = self.runner.read("synonyms_pending_read", namespace=self.namespace, limit=limit)
-        return [
+        records = [
             PhraseRecord(str(r["id"]), str(r["name"]), np.asarray(r["embedding"], dtype=np.float32))
             for r in rows
         ]
+        if self._copy is not None:
+            self._copy.remember_phrase_vectors([r.id for r in records], [r.embedding for r in records])
+        return records
 
     def nearest_phrases(
         self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
