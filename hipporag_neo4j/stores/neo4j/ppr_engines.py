@@ -520,6 +520,9 @@ class LocalPpr:
             reset[i] += weight
         if reset.sum() <= 0:
             return None
+        if self.copy is not None:  # the joined graph: forward push, as the embedded store walks it
+            strength = ppr.node_strengths(graph.adjacency)
+            return ppr.forward_push(graph.transition, strength, reset, damping, tol, iters)
         return ppr.personalized_pagerank(graph.transition, graph.dangling, reset, damping, iters, tol)
 
     def run(
