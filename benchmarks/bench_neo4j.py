@@ -9,7 +9,9 @@ writes it into a fresh namespace, times:
 * queries: ``graph_passage_scores`` (PPR + Cypher aggregation) and ``dense_passage_scores`` for the
   MuSiQue dev questions, seeds = phrases whose names occur in the question; p50/p95 over warm queries
   (the first graph query, which makes the GDS projection, is reported on its own);
-* delete of everything written (the namespace is left empty unless ``--keep``).
+* delete of everything written (the namespace is left empty unless ``--keep``);
+* per stage, the client-side time of every Cypher statement (:class:`StatementClock`: round trip, server
+  work and decoding), the profile that names the bottleneck.
 
 Embeddings come from a deterministic hash embedder by default (the benchmark is about the database);
 ``--embedder minilm`` uses all-MiniLM-L6-v2. Results are printed and written as JSON to
@@ -40,6 +42,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from common import load_average, run_header  # noqa: E402
 
 from hipporag_neo4j.extraction.recorded import RecordedPassage, load_recorded_extraction  # noqa: E402
 from hipporag_neo4j.settings import Neo4jSettings, load_settings  # noqa: E402
@@ -188,6 +193,7 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
     store = Neo4jStore(settings)
     store.open(embedder.model_name, embedder.dimension)
     result: dict[str, Any] = {
+        **run_header(),
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "capabilities": {
@@ -294,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synonym-threshold", type=float, default=0.8)
     parser.add_argument("--keep", action="store_true", help="leave the data in the namespace")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    parser.add_argument("--stem", help="result file name (default: neo4j_<UTC time>)")
     args = parser.parse_args(argv)
 
     overrides: dict[str, Any] = {"neo4j": {"namespace": args.namespace or f"bench_{uuid.uuid4().hex[:10]}"}}
@@ -307,9 +314,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_neo4j: MuSiQue OpenIE not found at {args.openie}")
         return 1
     result = run(args, settings)
+    result["load_after"] = load_average()
     print(json.dumps(result, indent=2))
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"neo4j_{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    path = args.out / (
+        args.stem + ".json" if args.stem else f"neo4j_{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    )
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"written to {path}")
     return 0
