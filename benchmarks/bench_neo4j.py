@@ -195,7 +195,7 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
     result: dict[str, Any] = {
         **run_header(),
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "runtime": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "capabilities": {
             k: v
             for k, v in dataclasses.asdict(store.capabilities()).items()
