@@ -9,7 +9,9 @@ writes it into a fresh namespace, times:
 * queries: ``graph_passage_scores`` (PPR + Cypher aggregation) and ``dense_passage_scores`` for the
   MuSiQue dev questions, seeds = phrases whose names occur in the question; p50/p95 over warm queries
   (the first graph query, which makes the GDS projection, is reported on its own);
-* delete of everything written (the namespace is left empty unless ``--keep``).
+* delete of everything written (the namespace is left empty unless ``--keep``);
+* per stage, the client-side time of every Cypher statement (:class:`StatementClock`: round trip, server
+  work and decoding), the profile that names the bottleneck.
 
 Embeddings come from a deterministic hash embedder by default (the benchmark is about the database);
 ``--embedder minilm`` uses all-MiniLM-L6-v2. Results are printed and written as JSON to
@@ -40,11 +42,15 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from common import load_average, run_header  # noqa: E402
 
 from hipporag_neo4j.extraction.recorded import RecordedPassage, load_recorded_extraction  # noqa: E402
 from hipporag_neo4j.settings import Neo4jSettings, load_settings  # noqa: E402
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge  # noqa: E402
 from hipporag_neo4j.stores.neo4j import Neo4jStore  # noqa: E402
+from hipporag_neo4j.stores.neo4j.writer import CypherTransaction  # noqa: E402
 from hipporag_neo4j.text import fact_text, make_fact_id, make_phrase_id, normalize_phrase  # noqa: E402
 
 MUSIQUE = REPO.parent / "shared" / "data" / "musique"
@@ -126,6 +132,44 @@ def build_records(
     return phrases, records, triples
 
 
+class StatementClock:
+    """Client-side wall time per Cypher statement name (round trip + server work + decoding): which
+    statement a stage spends its time in."""
+
+    def __init__(self) -> None:
+        self.seconds: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()
+        self._original = CypherTransaction.run_query
+
+    def __enter__(self) -> StatementClock:
+        original = self._original
+        clock = self
+
+        def timed(tx: CypherTransaction, query: Any, params: dict[str, Any]) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original(tx, query, params)
+            finally:
+                clock.seconds[query.name] += time.perf_counter() - t0
+                clock.calls[query.name] += 1
+
+        CypherTransaction.run_query = timed  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        CypherTransaction.run_query = self._original  # type: ignore[method-assign]
+
+    def take(self) -> dict[str, dict[str, float]]:
+        """Statements by time spent since the last take, then reset."""
+        out = {
+            name: {"seconds": round(sec, 3), "calls": self.calls[name]}
+            for name, sec in self.seconds.most_common()
+        }
+        self.seconds.clear()
+        self.calls.clear()
+        return out
+
+
 def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(values), q)) if values else float("nan")
 
@@ -149,8 +193,9 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
     store = Neo4jStore(settings)
     store.open(embedder.model_name, embedder.dimension)
     result: dict[str, Any] = {
+        **run_header(),
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "runtime": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "capabilities": {
             k: v
             for k, v in dataclasses.asdict(store.capabilities()).items()
@@ -168,6 +213,7 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
             "prepare_s": round(prepare_s, 3),
         },
     }
+    clock = StatementClock().__enter__()
     try:
         # ingestion: each call writes the phrases its passages mention, then the passages
         by_id = {p.id: p for p in phrases}
@@ -181,6 +227,7 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
             "seconds": round(ingest_s, 3),
             "triples_per_s": round(triples / ingest_s, 1),
             "passages_per_s": round(len(records) / ingest_s, 1),
+            "statements": clock.take(),
         }
 
         started = time.perf_counter()
@@ -192,7 +239,11 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
             SynonymEdge(p.id, h.id, h.similarity) for p, row in zip(phrases, hits, strict=True) for h in row
         ]
         created = store.write_synonyms(edges)
-        result["synonyms"] = {"seconds": round(time.perf_counter() - started, 3), "edges": created}
+        result["synonyms"] = {
+            "seconds": round(time.perf_counter() - started, 3),
+            "edges": created,
+            "statements": clock.take(),
+        }
 
         questions = [q["question"] for q in json.loads(Path(args.questions).read_text(encoding="utf-8"))]
         graph_ms: list[float] = []
@@ -220,6 +271,7 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
             "dense_p50_ms": round(percentile(dense_ms, 50), 2),
             "dense_p95_ms": round(percentile(dense_ms, 95), 2),
             "graph_mean_ms": round(statistics.fmean(graph_ms), 2) if graph_ms else None,
+            "statements": clock.take(),
         }
         result["stats"] = store.stats().model_dump(exclude={"extra"})
     finally:
@@ -227,6 +279,8 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
             started = time.perf_counter()
             store.delete_passages([r.passage.id for r in records])
             result["delete_s"] = round(time.perf_counter() - started, 3)
+            result["delete_statements"] = clock.take()
+        clock.__exit__()
         store.close()
     return result
 
@@ -246,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synonym-threshold", type=float, default=0.8)
     parser.add_argument("--keep", action="store_true", help="leave the data in the namespace")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results")
+    parser.add_argument("--stem", help="result file name (default: neo4j_<UTC time>)")
     args = parser.parse_args(argv)
 
     overrides: dict[str, Any] = {"neo4j": {"namespace": args.namespace or f"bench_{uuid.uuid4().hex[:10]}"}}
@@ -259,9 +314,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_neo4j: MuSiQue OpenIE not found at {args.openie}")
         return 1
     result = run(args, settings)
+    result["load_after"] = load_average()
     print(json.dumps(result, indent=2))
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"neo4j_{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    path = args.out / (
+        args.stem + ".json" if args.stem else f"neo4j_{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    )
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"written to {path}")
     return 0

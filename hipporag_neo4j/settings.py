@@ -110,6 +110,15 @@ class Neo4jSettings(_Group):
             "(needs the [aura] extra and neo4j.aura credentials)."
         ),
     )
+    vector_search: Literal["client", "index"] = Field(
+        "client",
+        description=(
+            "client = exact similarities in process over the namespace's vectors, read once per graph "
+            "version (the embedded store's answers; memory ~1.5 KiB per phrase, fact and passage at 384-d); "
+            "index = the server's vector indexes (approximate candidates, re-scored exactly), for "
+            "namespaces too large to hold in memory."
+        ),
+    )
     aura: AuraSettings = Field(default_factory=lambda: AuraSettings())
 
     @field_validator("uri")

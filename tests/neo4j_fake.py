@@ -444,6 +444,109 @@ class FakeServer:
         version = self.graph.versions.get(p["namespace"])
         return [] if version is None else [{"graph_version": version}]
 
+    # --- the in-process copy (client_copy.py): parallel lists, one record each -------------------------
+    def q_client_state(self, p: dict[str, Any]) -> Records:
+        ns = p["namespace"]
+        version = self.graph.versions.get(ns)
+        if version is None:
+            return []
+        dims = [
+            len(n.props["embedding"])
+            for n in self.graph.nodes.values()
+            if n.namespace == ns and n.props.get("embedding") is not None
+        ]
+        return [
+            {"graph_version": version, "embedding_model": "fake-model", "embedding_dim": max(dims, default=0)}
+        ]
+
+    def _passage_count(self, phrase_iid: int) -> int:
+        return sum(1 for (_, q) in self.graph.mentions if q == phrase_iid)
+
+    def q_client_phrases(self, p: dict[str, Any]) -> Records:
+        phrases = self.graph.of("Phrase", p["namespace"])
+        return [
+            {
+                "ids": [n.props["id"] for n in phrases],
+                "names": [n.props["name"] for n in phrases],
+                "passage_counts": [self._passage_count(n.iid) for n in phrases],
+            }
+        ]
+
+    def _client_vectors(self, label: str, p: dict[str, Any]) -> Records:
+        found = [self.graph.iid(label, p["namespace"], i) for i in p["ids"]]
+        nodes = [self.graph.nodes[iid] for iid in found if iid is not None]
+        return [
+            {
+                "ids": [n.props["id"] for n in nodes],
+                "vectors": [
+                    None if n.props.get("embedding") is None else [float(x) for x in n.props["embedding"]]
+                    for n in nodes
+                ],
+            }
+        ]
+
+    def q_client_vectors_phrase(self, p: dict[str, Any]) -> Records:
+        return self._client_vectors("Phrase", p)
+
+    def q_client_vectors_fact(self, p: dict[str, Any]) -> Records:
+        return self._client_vectors("Fact", p)
+
+    def q_client_passage_ids(self, p: dict[str, Any]) -> Records:
+        return [{"ids": [n.props["id"] for n in self.graph.of("Passage", p["namespace"])]}]
+
+    def q_client_passages(self, p: dict[str, Any]) -> Records:
+        nodes = [n for n in self.graph.of("Passage", p["namespace"]) if n.props.get("embedding") is not None]
+        return [
+            {
+                "ids": [n.props["id"] for n in nodes],
+                "vectors": [[float(x) for x in n.props["embedding"]] for n in nodes],
+            }
+        ]
+
+    def q_client_mentions(self, p: dict[str, Any]) -> Records:
+        ns = p["namespace"]
+        rows = [
+            (self.graph.nodes[d].props["id"], self.graph.nodes[q].props["id"], count)
+            for (d, q), count in self.graph.mentions.items()
+            if self.graph.nodes[d].namespace == ns and self.graph.nodes[q].namespace == ns
+        ]
+        return [
+            {
+                "passage_ids": [r[0] for r in rows],
+                "phrase_ids": [r[1] for r in rows],
+                "counts": [r[2] for r in rows],
+            }
+        ]
+
+    def q_client_edges(self, p: dict[str, Any]) -> Records:
+        ns = p["namespace"]
+        edges = []
+        relation_edges = 0
+        for table in (self.graph.relations, self.graph.synonyms):
+            for (s, t), w in table.items():
+                if self.graph.nodes[s].namespace == ns and self.graph.nodes[t].namespace == ns:
+                    edges.append((s, t, float(w)))
+                    relation_edges += table is self.graph.relations
+        return [
+            {
+                "sources": [self.graph.nodes[s].props["id"] for s, _, _ in edges],
+                "targets": [self.graph.nodes[t].props["id"] for _, t, _ in edges],
+                "weights": [w for _, _, w in edges],
+                "relation_edges": relation_edges,
+            }
+        ]
+
+    def q_client_facts(self, p: dict[str, Any]) -> Records:
+        facts = [n for n in self.graph.of("Fact", p["namespace"]) if n.props.get("embedding") is not None]
+        return [
+            {
+                "ids": [n.props["id"] for n in facts],
+                "subject_ids": [n.props["subject_id"] for n in facts],
+                "predicates": [n.props["predicate"] for n in facts],
+                "object_ids": [n.props["object_id"] for n in facts],
+            }
+        ]
+
     def _existing(self, label: str, p: dict[str, Any]) -> Records:
         return [{"id": i} for i in p["ids"] if self.graph.iid(label, p["namespace"], i) is not None]
 

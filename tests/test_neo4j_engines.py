@@ -574,6 +574,6 @@ def test_the_linear_fallback_hands_many_seeds_to_the_in_process_engine() -> None
     found = store.passage_node_scores(PHRASE_SEEDS, passage_seeds, DAMPING, 200, 1e-12, 5, 2)
     expected = reference_passage_nodes(g, PHRASE_SEEDS, passage_seeds, 5, 2)
     assert [s.passage_id for s in found] == [s.passage_id for s in expected]
-    assert not driver.named("gds_passage_nodes_linear") and driver.named("local_passage_graph")
+    assert not driver.named("gds_passage_nodes_linear") and driver.named("client_mentions")
     store.passage_node_scores(PHRASE_SEEDS, {"p01": 1.0}, DAMPING, 200, 1e-12, 5, 2)
     assert driver.named("gds_passage_nodes_linear")  # few seeds: GDS

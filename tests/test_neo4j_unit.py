@@ -576,7 +576,7 @@ def test_nearest_phrases_over_fetches_until_the_namespace_has_enough() -> None:
     theirs = [(f"theirs{i}", "other", vec(1, 0.01 * i, 0)) for i in range(40)]  # closer, other namespace
     fetches: list[int] = []
     driver = opened_driver().on("vector_phrases", index_responder(ours + theirs, fetches))
-    store = open_store(driver)
+    store = open_store(driver, vector_search="index")
     hits = store.nearest_phrases(np.stack([vec(1, 0, 0), vec(1, 0.3, 0)]), 3, 0.5, ["none", "ours0"])
     assert fetches == [20, 80]
     assert [h.id for h in hits[0]] == ["ours0", "ours1", "ours2"]
@@ -593,7 +593,7 @@ def test_nearest_phrases_stops_when_the_threshold_is_passed_and_uses_search_on_2
     driver = opened_driver(version="2026.04.0", gds="2.26.0").on(
         "vector_phrases_search", index_responder(ours + theirs, fetches)
     )
-    store = open_store(driver)
+    store = open_store(driver, vector_search="index")
     hits = store.nearest_phrases(np.stack([vec(1, 0, 0)]), 5, 0.9, None)
     assert [h.id for h in hits[0]] == ["near"]  # 'far' is below the threshold
     assert len(fetches) == 2  # the second fetch reached scores below the threshold: done
@@ -618,7 +618,7 @@ def test_dense_passage_scores_over_fetch_and_convert_scores() -> None:
         ]
 
     driver = opened_driver().on("vector_passages", respond)
-    store = open_store(driver)
+    store = open_store(driver, vector_search="index")
     scores = store.dense_passage_scores(vec(1, 0, 0), 2)
     assert calls == [18, 72]
     assert [(s.passage_id, round(s.score, 6)) for s in scores] == [("p2", 0.9), ("p1", 0.8)]
@@ -817,7 +817,7 @@ def test_nearest_facts_over_fetch_past_other_namespaces_and_score_exactly() -> N
         v = target + 0.01 * rng.standard_normal(8)
         g.fact("other", f"o{i}", "x1", "is", "x2", list(v / np.linalg.norm(v)))
     driver = srv.install(opened_driver())
-    store = open_store(driver)
+    store = open_store(driver, vector_search="index")
     hits = store.nearest_facts(target.astype(np.float32), 4)
     assert [h.id for h in hits][:2] == ["f-tie-a", "f-tie-b"]  # ties by id
     assert len(hits) == 4 and all(h.id.startswith("f") for h in hits)
@@ -842,7 +842,7 @@ def test_nearest_facts_use_search_on_2026() -> None:
     srv, g = embedded_server()
     g.fact("kb", "f1", "ph01", "is", "ph02", g.nodes[g.iid("Phrase", "kb", "ph01")].props["embedding"])  # type: ignore[index]
     driver = srv.install(opened_driver(version="2026.04.0", gds="2.26.0"))
-    store = open_store(driver)
+    store = open_store(driver, vector_search="index")
     assert [h.id for h in store.nearest_facts(np.ones(8, dtype=np.float32) / np.sqrt(8), 3)] == ["f1"]
     assert driver.named("vector_facts_search") and not driver.named("vector_facts")
 

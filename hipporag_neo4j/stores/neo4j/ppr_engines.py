@@ -16,7 +16,9 @@ Engines:
   the run from weights w has scores sum_i w_i x_i. So one run per seed, summed with the seed weights in
   Cypher, then normalised: exact, at the cost of one GDS run per seed.
 * ``local``: the graph is read from Neo4j once per graph version and PPR runs in
-  :mod:`hipporag_neo4j.ppr` (igraph semantics).
+  :mod:`hipporag_neo4j.ppr` (igraph semantics). Given the store's :class:`.client_copy.ClientCopy`, the
+  graph, PPR and the passage aggregation are the embedded store's, in process (same answers; no phrase
+  score leaves the process); the joined graph (``join``) keeps the engine's own read.
 
 For the GDS engines the passage rankings are one statement each (PageRank, normalisation and the
 MENTIONS aggregation or the Passage-node ranking), so PPR scores never leave the server.
@@ -49,6 +51,7 @@ from hipporag_neo4j.linking.joined import join_adjacency
 from hipporag_neo4j.linking.model import JoinEdges
 from hipporag_neo4j.stores.base import GraphJoin, PassageScore
 from hipporag_neo4j.stores.neo4j.aura import GdsSession, SessionError, SessionManager, session_graph_name
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind, join_infix
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
 
@@ -481,9 +484,10 @@ class LocalPpr:
 
     name = "local"
 
-    def __init__(self, runner: CypherRunner, namespace: str) -> None:
+    def __init__(self, runner: CypherRunner, namespace: str, copy: ClientCopy | None = None) -> None:
         self.runner = runner
         self.namespace = namespace
+        self.copy = copy
         self.graphs: dict[tuple[bool, GraphJoin | None], LocalGraph] = {}  # (with passages, join) -> graph
         self.graph_reads = 0
 
@@ -516,6 +520,9 @@ class LocalPpr:
             reset[i] += weight
         if reset.sum() <= 0:
             return None
+        if self.copy is not None:  # the joined graph: forward push, as the embedded store walks it
+            strength = ppr.node_strengths(graph.adjacency)
+            return ppr.forward_push(graph.transition, strength, reset, damping, tol, iters)
         return ppr.personalized_pagerank(graph.transition, graph.dangling, reset, damping, iters, tol)
 
     def run(
@@ -526,6 +533,8 @@ class LocalPpr:
         tolerance: float,
         join: GraphJoin | None = None,
     ) -> dict[str, float]:
+        if self.copy is not None and join is None:
+            return self.copy.personalized_pagerank(seeds, damping, max_iterations, tolerance)
         graph = self.current_graph(join=join)
         reset = {graph.index[k]: w for k, w in positive_seeds(seeds).items() if k in graph.index}
         scores = self._scores(graph, reset, damping, max_iterations, tolerance)
@@ -545,6 +554,10 @@ class LocalPpr:
     ) -> list[PassageScore]:
         if limit <= 0:
             return []
+        if self.copy is not None and join is None:
+            return self.copy.graph_passage_scores(
+                seeds, damping, max_iterations, tolerance, limit, explain_phrases
+            )
         scores = self.run(seeds, damping, max_iterations, tolerance, join)
         return aggregate_passage_scores(self.runner, self.namespace, scores, limit, explain_phrases)
 
@@ -561,6 +574,10 @@ class LocalPpr:
     ) -> list[PassageScore]:
         if limit <= 0:
             return []
+        if self.copy is not None and join is None:
+            return self.copy.passage_node_scores(
+                phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases
+            )
         graph = self.current_graph(with_passages=True, join=join)
         reset: dict[int, float] = {}
         for k, w in positive_seeds(phrase_seeds).items():
@@ -688,9 +705,10 @@ def make_engine(
     catalogs: CatalogFactory,
     namespace: str,
     aura: Callable[[], AuraPpr] | None = None,
+    copy: ClientCopy | None = None,
 ) -> PprEngine:
     if name == "local":
-        return LocalPpr(runner, namespace)
+        return LocalPpr(runner, namespace, copy)
     if name == "aura":
         if aura is None:
             raise StoreError("the aura PPR engine needs an Aura Graph Analytics session manager")
@@ -698,5 +716,7 @@ def make_engine(
     if name == "gds-weighted":
         return GdsPpr(runner, catalogs, namespace, weighted=True)
     if name == "gds-linear":
-        return GdsPpr(runner, catalogs, namespace, weighted=False, many_seeds=LocalPpr(runner, namespace))
+        return GdsPpr(
+            runner, catalogs, namespace, weighted=False, many_seeds=LocalPpr(runner, namespace, copy)
+        )
     raise StoreError(f"unknown PPR engine {name!r}")

@@ -45,6 +45,7 @@ from hipporag_neo4j.stores.base import (
 from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
@@ -77,6 +78,7 @@ class Neo4jStore:
         self._meta: StoreMeta | None = None
         self._aura_sessions = aura_sessions
         self._indexed_dims: set[int] = set()
+        self._copy: ClientCopy | None = None
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -99,6 +101,17 @@ class Neo4jStore:
                 max_retries=self.settings.max_retries,
             )
         return self._runner
+
+    @property
+    def copy(self) -> ClientCopy:
+        """The namespace held in process per graph version (client_copy.py): the local engine's graph,
+        and the vectors when ``vector_search`` is ``client``."""
+        if self._copy is None:
+            self._copy = ClientCopy(self.runner, self.namespace)
+        return self._copy
+
+    def _client_vectors(self) -> bool:
+        return self.settings.vector_search == "client"
 
     def capabilities(self) -> Neo4jCapabilities:
         """Server version and edition, GDS, APOC, vector indexes, and the store's plan (for ``doctor``)."""
@@ -148,6 +161,7 @@ class Neo4jStore:
             self._driver.close()
             self._driver = None
         self._runner = None
+        self._copy = None
         self._engine = None
         self._catalogs = {}
         self._meta = None
@@ -187,15 +201,20 @@ class Neo4jStore:
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
         rows = self.runner.read("synonyms_pending_read", namespace=self.namespace, limit=limit)
-        return [
+        records = [
             PhraseRecord(str(r["id"]), str(r["name"]), np.asarray(r["embedding"], dtype=np.float32))
             for r in rows
         ]
+        if self._copy is not None:
+            self._copy.remember_phrase_vectors([r.id for r in records], [r.embedding for r in records])
+        return records
 
     def nearest_phrases(
         self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
     ) -> list[list[PhraseHit]]:
         caps = self._ready()
+        if self._client_vectors():
+            return self.copy.nearest_phrases(vectors, top_k, min_similarity, exclude_ids)
         return vector_search.nearest_phrases(
             self.runner, self.namespace, caps.vector_query, vectors, top_k, min_similarity, exclude_ids
         )
@@ -231,7 +250,12 @@ class Neo4jStore:
         if self._engine is None:
             caps = self._ready()
             self._engine = make_engine(
-                caps.ppr_engine, self.runner, self.projections, self.namespace, aura=self._aura_engine
+                caps.ppr_engine,
+                self.runner,
+                self.projections,
+                self.namespace,
+                aura=self._aura_engine,
+                copy=self.copy,
             )
         return self._engine
 
@@ -307,10 +331,14 @@ class Neo4jStore:
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
         caps = self._ready()
+        if self._client_vectors():
+            return self.copy.dense_passage_scores(vector, limit)
         return vector_search.dense_passages(self.runner, self.namespace, caps.vector_query, vector, limit)
 
     def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
         caps = self._ready()
+        if self._client_vectors():
+            return self.copy.nearest_facts(vector, top_k)
         return vector_search.nearest_facts(self.runner, self.namespace, caps.vector_query, vector, top_k)
 
     def passage_node_scores(
@@ -448,6 +476,8 @@ class Neo4jStore:
                 schema.label_embeddings(tx, self.namespace, kind, ids, dim)
 
         self.runner.write(work)
+        if self._copy is not None:
+            self._copy.forget_vectors()
 
     def set_embedding_model(self, embedding_model: str, embedding_dim: int) -> None:
         """Record the new model. Every dimension has its own vector indexes, so other namespaces of the

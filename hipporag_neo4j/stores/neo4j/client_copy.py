@@ -1,0 +1,538 @@
+"""A namespace held in process, one graph version at a time: the query path of the ``local`` engine and
+of ``neo4j.vector_search = client``.
+
+Measured live (Neo4j 5.26 Community, MuSiQue, docs/neo4j-performance.md), answering in Cypher cost what
+the embedded store answers from arrays: HippoRAG 2's dense score of every passage 84 ms against 3 ms,
+HippoRAG's PPR and MENTIONS aggregation (every phrase score shipped to the server) 346 ms against
+2.6 ms, synonym edges by vector-index queries 355 s against 2.4 s. So the namespace is read once per
+graph version into the embedded store's own structures (:class:`GraphSnapshot`, :class:`PhraseIndex`,
+:class:`FactIndex`) and every query is answered with the embedded store's arithmetic (exact k-nearest
+by :func:`nearest_rows` with the same float64 re-scoring, forward push and then the factorised PPR on
+the phrase graph, a PPR cache per reset vector on HippoRAG 2's graph): the two stores give the same
+answers, and exact ones (no approximate index between the query and the vectors).
+
+What is read when:
+
+* each query reads the graph version and model (``client_state``, one round trip); while they are
+  unchanged the copy serves from memory;
+* a new version re-reads the structure it needs (phrase ids, names and counts; passages, mentions and
+  edges; facts), in one read transaction between two reads of the version (Neo4j reads at READ
+  COMMITTED, writers bump the version in their transaction: equal versions mean one consistent graph;
+  otherwise the read is used once and not kept);
+* phrase and fact vectors are kept across versions by id (an id is a digest of the text, so its vector
+  only changes with the model, which empties them); only new ids are read. Passage vectors are read
+  again per version (a passage id is a file path, whose text can change).
+
+Parts are read lazily: indexing (synonyms) reads only the phrases; ``dense`` only the passage vectors.
+Memory is that of the embedded store's snapshot: at 384-d about 1.5 KiB per phrase, fact and passage.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.ppr import (
+    FactorisedPpr,
+    forward_push,
+    node_strengths,
+    symmetric_adjacency,
+    transition_matrix,
+)
+from hipporag_neo4j.stores.base import FactHit, Matrix, PassageScore, PhraseHit, Vector
+from hipporag_neo4j.stores.embedded.knn import nearest_rows
+from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.embedded.strings import StringTable
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
+
+#: Reads of a part that may see a concurrent commit before one is used without being kept.
+MAX_READS = 3
+#: Ids per round trip when reading the vectors of new phrases or facts.
+VECTOR_BATCH = 2000
+# The embedded store's PPR policy (stores/embedded/store.py), kept equal so both stores answer alike.
+PPR_CACHE_SIZE = 256
+FACTORISE_MAX_PHRASES = 50_000
+FACTORISE_AFTER_QUERIES = 3
+FACTORISE_MAX_FILL = 40
+
+
+@dataclass(frozen=True)
+class State:
+    version: int
+    model: str
+    dim: int
+
+
+@dataclass
+class Dense:
+    ids: StringTable
+    vectors: Matrix
+
+
+@dataclass
+class View:
+    """What is held of one graph version; each part is read on first use."""
+
+    version: int
+    phrases: PhraseIndex | None = None  # ids and names (its vectors are phrase_vectors)
+    phrase_vectors: Matrix | None = None
+    passage_counts: dict[str, int] | None = None
+    graph: GraphSnapshot | None = None
+    dense: Dense | None = None
+    facts: FactIndex | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+def _matrix(vectors: list[Any], dim: int) -> Matrix:
+    if not vectors:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+
+
+def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
+    if matrix.nnz < 2**31 and max(matrix.shape) < 2**31:
+        matrix.indices = matrix.indices.astype(np.int32, copy=False)
+        matrix.indptr = matrix.indptr.astype(np.int32, copy=False)
+    return matrix
+
+
+class ClientCopy:
+    """The in-process copy of one namespace (see the module doc). Thread-safe."""
+
+    def __init__(self, runner: CypherRunner, namespace: str) -> None:
+        self.runner = runner
+        self.namespace = namespace
+        self._view: View | None = None
+        self._model: tuple[str, int] | None = None
+        self._phrase_vectors: dict[str, Vector] = {}
+        self._fact_vectors: dict[str, Vector] = {}
+        self._load_lock = threading.Lock()
+        self.reads: dict[str, int] = {}  # part -> reads from the server (tests, benchmarks)
+
+    # --- versions and parts ----------------------------------------------------------------------
+    def _state(self, tx: CypherTransaction | None = None) -> State:
+        rows = (
+            tx.run("client_state", namespace=self.namespace)
+            if tx is not None
+            else self.runner.read("client_state", namespace=self.namespace)
+        )
+        if not rows:
+            raise StoreError(f"namespace {self.namespace!r} has no metadata node: open() the store first")
+        row = rows[0]
+        return State(int(row["graph_version"]), str(row["embedding_model"]), int(row["embedding_dim"]))
+
+    def forget_vectors(self) -> None:
+        """Drop every vector held (after ``set_embeddings``): they are read again."""
+        with self._load_lock:
+            self._phrase_vectors.clear()
+            self._fact_vectors.clear()
+            self._view = None
+
+    def remember_phrase_vectors(self, ids: Sequence[str], vectors: Sequence[Vector]) -> None:
+        """Vectors of phrases just read from the server (``pending_synonym_phrases``): a phrase's stored
+        vector never changes while the model does not (a model change empties the held vectors), so the
+        synonym step does not read them a second time."""
+        if not ids:
+            return
+        state = self._state() if self._model is None else None
+        with self._load_lock:
+            if state is not None and self._model is None:
+                self._model = (state.model, state.dim)
+            if self._model is not None:
+                for phrase_id, vector in zip(ids, vectors, strict=True):
+                    self._phrase_vectors.setdefault(phrase_id, np.asarray(vector, dtype=np.float32))
+
+    def _part(self, name: str) -> View:
+        """The view of the current version with part ``name`` read."""
+        state = self._state()
+        view = self._view
+        if view is not None and view.version == state.version and getattr(view, name) is not None:
+            return view
+        with self._load_lock:
+            if self._model != (state.model, state.dim):
+                self._phrase_vectors.clear()
+                self._fact_vectors.clear()
+                self._model = (state.model, state.dim)
+                self._view = None
+            for _ in range(MAX_READS):
+                read = functools.partial(
+                    self._read, base=self._view if self._view is not None else View(-1), name=name
+                )
+                found, kept = self.runner.transaction(read, write=False)
+                if kept:
+                    self._view = found
+                    return found
+            return found  # writers kept committing: use this read once
+
+    def _read(self, tx: CypherTransaction, base: View, name: str) -> tuple[View, bool]:
+        before = self._state(tx)
+        view = (
+            View(
+                before.version,
+                base.phrases,
+                base.phrase_vectors,
+                base.passage_counts,
+                base.graph,
+                base.dense,
+                base.facts,
+            )
+            if base.version == before.version
+            else View(before.version)
+        )
+        if view.phrases is None:
+            self._read_phrases(tx, view)
+        if name == "phrase_vectors" and view.phrase_vectors is None:
+            self._read_phrase_vectors(tx, view, before.dim)
+        elif name == "graph" and view.graph is None:
+            self._read_graph(tx, view)
+        elif name == "dense" and view.dense is None:
+            self._read_dense(tx, view, before.dim)
+        elif name == "facts" and view.facts is None:
+            self._read_facts(tx, view, before.dim)
+        after = self._state(tx)
+        return view, after == before
+
+    def _count(self, part: str) -> None:
+        self.reads[part] = self.reads.get(part, 0) + 1
+
+    def _missing_vectors(
+        self, tx: CypherTransaction, query: str, ids: Sequence[str], held: dict[str, Vector], dim: int
+    ) -> None:
+        missing = [i for i in ids if i not in held]
+        for start in range(0, len(missing), VECTOR_BATCH):
+            rows = tx.run(query, namespace=self.namespace, ids=missing[start : start + VECTOR_BATCH])
+            for row in rows:
+                pairs = [(i, v) for i, v in zip(row["ids"], row["vectors"], strict=True) if v is not None]
+                matrix = _matrix([v for _, v in pairs], dim)
+                for k, (vector_id, _) in enumerate(pairs):
+                    held[str(vector_id)] = matrix[k]
+        still = [i for i in missing if i not in held]
+        if still:
+            raise StoreError(f"{len(still)} nodes of namespace {self.namespace!r} have no embedding")
+
+    def _read_phrases(self, tx: CypherTransaction, view: View) -> None:
+        self._count("phrases")
+        row = tx.run("client_phrases", namespace=self.namespace)[0]
+        order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
+        ids = [str(row["ids"][i]) for i in order]
+        names = [str(row["names"][i]) for i in order]
+        no_vectors = np.zeros((len(ids), 0), dtype=np.float32)
+        view.phrases = PhraseIndex(StringTable.of(ids, searchable=True), StringTable.of(names), no_vectors)
+        view.passage_counts = {ids[k]: int(row["passage_counts"][i] or 0) for k, i in enumerate(order)}
+
+    def _read_phrase_vectors(self, tx: CypherTransaction, view: View, dim: int) -> None:
+        assert view.phrases is not None
+        ids = list(view.phrases.ids)
+        self._missing_vectors(tx, "client_vectors_phrase", ids, self._phrase_vectors, dim)
+        view.phrase_vectors = (
+            np.stack([self._phrase_vectors[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
+        )
+
+    def _read_dense(self, tx: CypherTransaction, view: View, dim: int) -> None:
+        self._count("dense")
+        row = tx.run("client_passages", namespace=self.namespace)[0]
+        order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
+        vectors = _matrix(row["vectors"], dim)
+        view.dense = Dense(
+            StringTable.of([str(row["ids"][i]) for i in order], searchable=True),
+            vectors[np.asarray(order, dtype=np.intp)] if order else vectors,
+        )
+
+    def _read_graph(self, tx: CypherTransaction, view: View) -> None:
+        """The embedded store's GraphSnapshot (without passage vectors: see :meth:`dense_passage_scores`)."""
+        self._count("graph")
+        assert view.phrases is not None
+        phrases = view.phrases
+        n_phrases = len(phrases.ids)
+        pos = {pid: i for i, pid in enumerate(phrases.ids)}
+        mentions = tx.run("client_mentions", namespace=self.namespace)[0]
+        passage_list = sorted(
+            str(p) for p in tx.run("client_passage_ids", namespace=self.namespace)[0]["ids"]
+        )
+        passage_position = {pid: i for i, pid in enumerate(passage_list)}
+        m_rows = [passage_position[str(p)] for p in mentions["passage_ids"]]
+        m_cols = [pos[str(p)] for p in mentions["phrase_ids"]]
+        m = _compact(
+            sp.csr_matrix(
+                (
+                    np.asarray(mentions["counts"], dtype=np.float64),
+                    (np.asarray(m_rows, dtype=np.int64), np.asarray(m_cols, dtype=np.int64)),
+                ),
+                shape=(len(passage_list), n_phrases),
+            )
+        )
+        edges = tx.run("client_edges", namespace=self.namespace)[0]
+        sources = np.asarray([pos[str(s)] for s in edges["sources"]], dtype=np.int64)
+        targets = np.asarray([pos[str(t)] for t in edges["targets"]], dtype=np.int64)
+        weights = np.asarray(edges["weights"], dtype=np.float64)
+        adjacency = _compact(symmetric_adjacency(sources, targets, weights, n_phrases))
+        transition, _ = transition_matrix(adjacency)
+        transition = _compact(transition)
+        n_relation = int(edges["relation_edges"] or 0)
+        view.graph = GraphSnapshot(
+            phrases=phrases,
+            passage_ids=StringTable.of(passage_list, searchable=True),
+            passage_vectors=np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32),
+            mentions=m,
+            passage_counts=np.bincount(m.indices, minlength=n_phrases).astype(np.int32),
+            adjacency=adjacency,
+            transition=transition,
+            strength=node_strengths(adjacency),
+            n_relation_edges=n_relation,
+            n_synonym_edges=len(sources) - n_relation,
+        )
+
+    def _read_facts(self, tx: CypherTransaction, view: View, dim: int) -> None:
+        self._count("facts")
+        row = tx.run("client_facts", namespace=self.namespace)[0]
+        order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
+        ids = [str(row["ids"][i]) for i in order]
+        self._missing_vectors(tx, "client_vectors_fact", ids, self._fact_vectors, dim)
+        view.facts = FactIndex(
+            ids=ids,
+            subject_ids=[str(row["subject_ids"][i]) for i in order],
+            predicates=[str(row["predicates"][i]) for i in order],
+            object_ids=[str(row["object_ids"][i]) for i in order],
+            vectors=(
+                np.stack([self._fact_vectors[i] for i in ids])
+                if ids
+                else np.zeros((0, dim), dtype=np.float32)
+            ),
+        )
+
+    # --- vector search ---------------------------------------------------------------------------
+    def nearest_phrases(
+        self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None
+    ) -> list[list[PhraseHit]]:
+        """As ``EmbeddedStore._nearest_phrases``: exact neighbours, re-scored in float64 in one fixed
+        order, so a pair scores the same from either phrase and in any batch."""
+        n = len(vectors)
+        if exclude_ids is not None and len(exclude_ids) != n:
+            raise ValueError(f"exclude_ids has {len(exclude_ids)} entries for {n} vectors")
+        if n == 0 or top_k <= 0:
+            return [[] for _ in range(n)]
+        view = self._part("phrase_vectors")
+        index, counts, matrix = view.phrases, view.passage_counts, view.phrase_vectors
+        assert index is not None and counts is not None and matrix is not None
+        if len(index.ids) == 0:
+            return [[] for _ in range(n)]
+        found: list[list[tuple[int, float]]] = []
+        for row, (candidates, _) in enumerate(
+            nearest_rows(np.asarray(vectors, dtype=np.float32), matrix, top_k + 1, min_similarity)
+        ):
+            candidates = np.asarray(candidates)
+            query = np.asarray(vectors[row], dtype=np.float64)
+            values = (matrix[candidates].astype(np.float64) * query).sum(axis=1)
+            keep = values >= min_similarity
+            exclude = exclude_ids[row] if exclude_ids else None
+            pairs = [
+                (int(j), float(v))
+                for j, v in zip(candidates[keep], values[keep], strict=True)
+                if index.ids[j] != exclude
+            ]
+            pairs.sort(key=lambda jv: (-jv[1], index.ids[jv[0]]))
+            found.append(pairs[:top_k])
+        return [
+            [PhraseHit(index.ids[j], index.names[j], v, counts.get(index.ids[j], 0)) for j, v in pairs]
+            for pairs in found
+        ]
+
+    def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
+        if limit <= 0:
+            return []
+        dense = self._part("dense").dense
+        assert dense is not None
+        if not len(dense.ids):
+            return []
+        sims = dense.vectors @ np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-sims, kind="stable")[:limit]
+        ids = dense.ids.take(order)
+        return [PassageScore(pid, float(s)) for pid, s in zip(ids, sims[order].tolist(), strict=True)]
+
+    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
+        if top_k <= 0:
+            return []
+        view = self._part("facts")
+        facts, phrases = view.facts, view.phrases
+        assert facts is not None and phrases is not None
+        n = len(facts.ids)
+        if n == 0:
+            return []
+        sims = facts.vectors @ np.asarray(vector, dtype=np.float32)
+        k = min(top_k, n)
+        best = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        ranked = sorted(best.tolist(), key=lambda j: (-float(sims[j]), facts.ids[j]))
+
+        def name(phrase_id: str) -> str:
+            found = phrases.position(phrase_id)
+            return phrases.names[found] if found is not None else ""
+
+        return [
+            FactHit(
+                id=facts.ids[j],
+                subject_id=facts.subject_ids[j],
+                subject=name(facts.subject_ids[j]),
+                predicate=facts.predicates[j],
+                object_id=facts.object_ids[j],
+                object=name(facts.object_ids[j]),
+                similarity=float(sims[j]),
+            )
+            for j in ranked
+        ]
+
+    # --- PPR -------------------------------------------------------------------------------------
+    def graph(self) -> GraphSnapshot:
+        graph = self._part("graph").graph
+        assert graph is not None
+        return graph
+
+    def _factorised(
+        self, view_lock: threading.Lock, graph: GraphSnapshot, damping: float
+    ) -> FactorisedPpr | None:
+        n_phrases = graph.adjacency.shape[0]
+        with view_lock:
+            if damping in graph.factorised:
+                return graph.factorised[damping]
+            graph.phrase_ppr_queries += 1
+            if (
+                graph.phrase_ppr_queries <= FACTORISE_AFTER_QUERIES
+                or n_phrases > FACTORISE_MAX_PHRASES
+                or not 0.0 < damping < 1.0
+            ):
+                return None
+        solver = FactorisedPpr(graph.adjacency, damping)
+        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(graph.adjacency.nnz, 1) else None
+        with view_lock:
+            graph.factorised[damping] = kept
+        return kept
+
+    def phrase_ppr(
+        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+    ) -> tuple[GraphSnapshot, np.ndarray]:
+        """As ``EmbeddedStore._ppr_vector``: forward push, then the factorised exact PPR once the
+        version has served a few queries."""
+        view = self._part("graph")
+        graph = view.graph
+        assert graph is not None
+        reset = np.zeros(len(graph.phrases.ids), dtype=np.float64)
+        for phrase_id, weight in seeds.items():
+            position = graph.phrases.position(phrase_id)
+            if position is not None and position < len(reset) and weight > 0:
+                reset[position] += weight
+        if reset.sum() <= 0:
+            return graph, np.zeros_like(reset)
+        solver = self._factorised(view.lock, graph, damping)
+        if solver is not None:
+            return graph, solver.scores(reset)
+        return graph, forward_push(
+            graph.transition, graph.strength, reset, damping, tolerance, max_iterations
+        )
+
+    def personalized_pagerank(
+        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+    ) -> dict[str, float]:
+        graph, scores = self.phrase_ppr(seeds, damping, max_iterations, tolerance)
+        found = np.flatnonzero(scores)
+        return dict(zip(graph.phrases.ids.take(found), scores[found].tolist(), strict=True))
+
+    def graph_passage_scores(
+        self,
+        seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        limit: int,
+        explain_phrases: int,
+    ) -> list[PassageScore]:
+        """As ``EmbeddedStore.graph_passage_scores``: passage score = mentions x PPR, in process."""
+        if limit <= 0:
+            return []
+        graph, ppr = self.phrase_ppr(seeds, damping, max_iterations, tolerance)
+        scores = graph.mentions @ ppr
+        order = np.argsort(-scores, kind="stable")[:limit]
+        order = order[scores[order] > 0]
+        contributions = graph.mentions[order].multiply(ppr).tocsr()
+        results = []
+        passage_ids = graph.passage_ids.take(order)
+        for row, i in enumerate(order):
+            start, end = contributions.indptr[row], contributions.indptr[row + 1]
+            values, columns = contributions.data[start:end], contributions.indices[start:end]
+            best = np.argsort(-values, kind="stable")[:explain_phrases]
+            top = [(graph.phrases.names[columns[b]], float(values[b])) for b in best]
+            results.append(PassageScore(passage_ids[row], float(scores[i]), top))
+        return results
+
+    def passage_node_scores(
+        self,
+        phrase_seeds: dict[str, float],
+        passage_seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+        limit: int,
+        explain_phrases: int,
+    ) -> list[PassageScore]:
+        """As ``EmbeddedStore.passage_node_scores`` (HippoRAG 2's walk), with its PPR cache per reset."""
+        if limit <= 0:
+            return []
+        view = self._part("graph")
+        graph = view.graph
+        assert graph is not None
+        n_phrases = len(graph.phrases.ids)
+        reset = np.zeros(n_phrases + len(graph.passage_ids), dtype=np.float64)
+        for phrase_id, weight in phrase_seeds.items():
+            position = graph.phrases.position(phrase_id)
+            if position is not None and weight > 0:
+                reset[position] += weight
+        positions = graph.passage_ids.find_many(list(passage_seeds))
+        for position, weight in zip(positions, passage_seeds.values(), strict=True):
+            if position is not None and weight > 0:
+                reset[n_phrases + position] += weight
+        if reset.sum() <= 0:
+            return []
+        ppr = self._cached_ppr(view.lock, graph, reset, damping, max_iterations, tolerance)
+        scores = ppr[n_phrases:]
+        order = np.argsort(-scores, kind="stable")[:limit]
+        order = order[scores[order] > 0]
+        phrase_scores = ppr[:n_phrases]
+        results = []
+        for i, passage_id in zip(order, graph.passage_ids.take(order), strict=True):
+            start, end = graph.mentions.indptr[i], graph.mentions.indptr[i + 1]
+            columns = graph.mentions.indices[start:end]
+            best = columns[np.argsort(-phrase_scores[columns], kind="stable")[:explain_phrases]]
+            top = [(graph.phrases.names[c], float(phrase_scores[c])) for c in best]
+            results.append(PassageScore(passage_id, float(scores[i]), top))
+        return results
+
+    def _cached_ppr(
+        self,
+        view_lock: threading.Lock,
+        graph: GraphSnapshot,
+        reset: np.ndarray,
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+    ) -> np.ndarray:
+        key = hashlib.blake2b(reset.tobytes(), digest_size=16)
+        key.update(np.array([damping, max_iterations, tolerance], dtype=np.float64).tobytes())
+        digest = key.digest()
+        with view_lock:
+            cached = graph.ppr_cache.get(digest)
+            if cached is not None:
+                graph.ppr_cache.move_to_end(digest)
+                return cached
+        transition, _ = graph.passage_graph()
+        ppr = forward_push(transition, graph.passage_strength(), reset, damping, tolerance, max_iterations)
+        with view_lock:
+            graph.ppr_cache[digest] = ppr
+            while len(graph.ppr_cache) > PPR_CACHE_SIZE:
+                graph.ppr_cache.popitem(last=False)
+        return ppr
