@@ -1,4 +1,5 @@
 # The few commands a newcomer needs; the README shows the same ones.
+# PYTHON picks the interpreter (and so the environment) everything runs in: .ci/run sets it to its fresh venv's.
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
@@ -14,15 +15,15 @@ install-dev:        ## the package and everything the tests need (Python and the
 	cd tests/cypher_lint && npm ci --no-audit --no-fund
 
 demo:               ## the offline demo on the embedded store
-	hipporag-neo4j demo
+	$(PYTHON) -m hipporag_neo4j demo
 
 demo-link:          ## the linking demo: a bundled graph of accounts changes a retrieval result
-	hipporag-neo4j demo --link
+	$(PYTHON) -m hipporag_neo4j demo --link
 
 lint:               ## ruff (lint + format check) and mypy (strict on the package)
-	ruff check .
-	ruff format --check .
-	mypy
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m mypy
 
 test: lint          ## lint, then every test (Neo4j tests skip with a reason when no server is reachable)
 	$(PYTHON) -m pytest
@@ -37,8 +38,8 @@ test-llm-live: setup-local-llm  ## the opt-in suite against that real model (min
 	$(PYTHON) -m pytest -m llm_live tests/test_llm_live.py
 
 format:
-	ruff format .
-	ruff check --fix .
+	$(PYTHON) -m ruff format .
+	$(PYTHON) -m ruff check --fix .
 
 bench:              ## the benchmark scripts (MuSiQue ones need ../shared/data/musique)
 	$(PYTHON) benchmarks/bench_quality.py
@@ -49,4 +50,4 @@ bench:              ## the benchmark scripts (MuSiQue ones need ../shared/data/m
 	$(PYTHON) benchmarks/plot.py
 
 clean:
-	rm -rf .hipporag build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .hipporag build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .venv-ci

@@ -63,6 +63,13 @@ def export_model(model_dir: Path, target: Path) -> None:
     from transformers import AutoModel, AutoTokenizer
 
     _check_mean_pooling(model_dir)
+    try:  # torch.onnx.export writes the model with the onnx package, which torch does not install
+        import onnx  # noqa: F401
+    except ImportError as exc:
+        raise EmbeddingError(
+            "embedding.backend='onnx' exports the model once with torch.onnx, which needs the onnx package "
+            "(pip install 'hipporag-neo4j[onnx]')"
+        ) from exc
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModel.from_pretrained(str(model_dir)).eval()
 

@@ -1,7 +1,7 @@
 """What ``hipporag-neo4j doctor`` prints for the store on each kind of server, from the real doctor code
 with the fake driver programmed with each capability set (``tests/neo4j_fake.server``).
 
-The README's "Neo4j Aura" section shows these lines; ``tests/test_aura_doctor.py`` fails when they drift.
+docs/aura.md shows these lines; ``tests/test_aura_doctor.py`` fails when they drift.
 Regenerate them with ``PYTHONPATH=. python tests/doctor_examples.py``. The version numbers are examples
 (what a real Aura instance reports changes with its releases); the decisions are what is shown.
 """
@@ -100,7 +100,7 @@ def doctor_store_line(case: Case) -> str:
 
 
 def markdown() -> str:
-    """The README block: one wrapped ``doctor`` line per case."""
+    """The docs/aura.md block: one wrapped ``doctor`` line per case."""
     parts = []
     for case in CASES:
         wrapped = textwrap.fill(
@@ -110,7 +110,7 @@ def markdown() -> str:
             break_long_words=False,
             break_on_hyphens=False,
         )
-        parts.append(f"{case.title}:\n\n```\n{wrapped}\n```\n")
+        parts.append(f"{case.title}:\n\n```text\n{wrapped}\n```\n")
     return "\n".join(parts)
 
 

@@ -1,7 +1,7 @@
 """``auto`` picks the engine each capability set allows, and ``doctor`` says which engine runs and why:
 the GDS plugin present (gds-weighted, gds-linear), absent (local), Aura without the plugin (local, never a
 session, and told how to start one), Aura with neo4j.ppr_engine=aura. Runs the real doctor code against
-the fake driver; the README's "Neo4j Aura" section shows the same lines and must not drift from them.
+the fake driver; docs/aura.md (the README's Aura page) shows the same lines and must not drift from them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from doctor_examples import CASES, Case, doctor_store_line
 
 pytestmark = pytest.mark.unit
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+AURA_DOC = Path(__file__).resolve().parents[1] / "docs" / "aura.md"
 
 #: Why each engine runs, as doctor says it.
 WHY = {
@@ -56,10 +56,10 @@ def test_auto_covers_plugin_present_absent_and_aura_without_sessions() -> None:
 
 
 def test_the_readme_shows_what_doctor_prints() -> None:
-    readme = squash(README.read_text(encoding="utf-8"))
+    readme = squash(AURA_DOC.read_text(encoding="utf-8"))
     for case in CASES:
         assert squash(doctor_store_line(case)) in readme, (
-            f"README's doctor output for {case.title!r} is stale: run tests/doctor_examples.py"
+            f"docs/aura.md's doctor output for {case.title!r} is stale: run tests/doctor_examples.py"
         )
     assert re.search(r"hipporag-neo4j aura sessions list", readme)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -71,3 +72,16 @@ def test_onnx_backend_refuses_a_model_without_mean_pooling(tmp_path: Path) -> No
 def test_onnx_backend_needs_a_local_model_directory(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="local model directory"):
         create_embedder(EmbeddingSettings(model=str(tmp_path / "missing"), backend="onnx"))
+
+
+def test_export_without_the_onnx_package_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """torch.onnx.export needs the onnx package: its absence is named with the extra that installs it."""
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
+    embedder = create_embedder(EmbeddingSettings(backend="onnx", onnx_cache_dir=str(tmp_path)))
+    with pytest.raises(
+        EmbeddingError, match=r"needs the onnx package \(pip install 'hipporag-neo4j\[onnx\]'\)"
+    ):
+        embedder.encode(["a query"])
+    assert not list(tmp_path.rglob("*.onnx"))

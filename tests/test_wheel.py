@@ -1,0 +1,117 @@
+"""The wheel as users get it: `python -m build`, installed into a fresh venv outside the checkout.
+
+The venv is a real fresh one (no system site-packages); torch==2.13.0 goes in first, as the README says
+(here the CPU wheel on local disk). Then the wheel with its [onnx] extra. The demo and an index/query of a
+folder run there through the installed ``hipporag-neo4j`` script, from a working directory outside the
+checkout and without PYTHONPATH, so the Cypher files and the demo data can only come from the wheel.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.integration]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(args: list[str | Path], cwd: Path, env: dict[str, str], timeout: int = 900) -> str:
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, (
+        f"{args} exited {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    )
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    work = tmp_path_factory.mktemp("wheel")
+    assert not work.resolve().is_relative_to(ROOT)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    dist = work / "dist"
+    # sdist, then the wheel built from that sdist: what `python -m build` gives a release
+    _run([sys.executable, "-m", "build", "--outdir", dist, ROOT], cwd=work, env=env)
+    (wheel,) = dist.glob("hipporag_neo4j-*.whl")
+    assert list(dist.glob("hipporag_neo4j-*.tar.gz"))
+    target = work / "venv"
+    venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(target)
+    bindir = target / "bin"
+    env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+    _run([bindir / "python", "-m", "pip", "install", "-q", "torch==2.13.0"], cwd=work, env=env, timeout=1800)
+    _run([bindir / "python", "-m", "pip", "install", "-q", f"{wheel}[onnx]"], cwd=work, env=env, timeout=1800)
+    return target, env
+
+
+def test_the_installed_wheel_carries_its_cypher_files_and_demo_data(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    target, env = installed
+    probe = (
+        "import hipporag_neo4j, sys\n"
+        "from hipporag_neo4j.stores.neo4j.cypher import cypher_dir, load_script, query_names\n"
+        "from hipporag_neo4j.demo.run import demo_file\n"
+        "print(hipporag_neo4j.__file__); print(cypher_dir()); print(demo_file('corpus.json'))\n"
+        "names = query_names(); print(len(names)); print(len(load_script(names[0])))\n"
+        "print(sys.prefix)\n"
+    )
+    package, cypher, corpus, count, statements, prefix = _run(
+        [target / "bin" / "python", "-c", probe], cwd=tmp_path, env=env
+    ).splitlines()
+    for where in (package, cypher, corpus):
+        assert Path(where).resolve().is_relative_to(target.resolve()), where  # from the venv ...
+        assert not Path(where).resolve().is_relative_to(ROOT), where  # ... never from the checkout
+    assert Path(prefix).resolve() == target.resolve()
+    assert int(count) == len(list((ROOT / "cypher").glob("*.cypher")))  # every Cypher file shipped
+    assert int(statements) >= 1
+
+
+def test_demo_and_index_query_from_the_installed_wheel(
+    installed: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    target, env = installed
+    cli = target / "bin" / "hipporag-neo4j"
+    out = _run([cli, "demo"], cwd=tmp_path, env=env)
+    assert "hipporag" in out and "dense" in out, out
+
+    # your own documents, with the [onnx] extra's backend (exported once from the packaged model)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "thomas.txt").write_text("Thomas is a professor at Stanford.", encoding="utf-8")
+    (notes / "alz.txt").write_text("Thomas researches Alzheimer's disease.", encoding="utf-8")
+    (notes / "kim.txt").write_text("Kim grows tomatoes in Lisbon.", encoding="utf-8")
+    onnx_env = env | {
+        "HIPPORAG_EMBEDDING__BACKEND": "onnx",
+        "HIPPORAG_EMBEDDING__ONNX_CACHE_DIR": str(tmp_path / "onnx-cache"),
+    }
+    _run([cli, "--store", "kb", "index", "notes"], cwd=tmp_path, env=onnx_env)
+    assert list((tmp_path / "onnx-cache").glob("*.onnx"))
+    out = _run(
+        [
+            cli,
+            "--store",
+            "kb",
+            "--json",
+            "query",
+            "Which Stanford professor works on Alzheimer's?",
+            "--top-k",
+            "2",
+        ],
+        cwd=tmp_path,
+        env=onnx_env,
+    )
+    assert {"notes/thomas.txt", "notes/alz.txt"} <= set(_ids(out)), out
+
+
+def _ids(json_text: str) -> list[str]:
+    import json
+
+    return [item["passage"]["id"] for item in json.loads(json_text)["passages"]]
