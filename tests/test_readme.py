@@ -178,22 +178,3 @@ def test_a_failing_command_fails_the_test(
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     with pytest.raises(AssertionError, match=r"doc.md:1 failed \(exit 1\)"):
         _run_file(doc, tmp_path / "work", monkeypatch, capsys)
-
-
-@pytest.mark.unit
-def test_the_mcp_tool_table_matches_the_tools() -> None:
-    """The README's `| tool | arguments | what |` table names each MCP tool's arguments as its schema does."""
-    pytest.importorskip("mcp")
-    from hipporag_neo4j.mcp_server.tools import build_mcp_server
-
-    text = README.read_text(encoding="utf-8")
-    table = text[text.index("| tool | arguments | what |") :].split("\n\n", 1)[0].splitlines()[2:]
-    documented = {
-        cells[0].strip("` "): {a.strip("`? ") for a in cells[1].split(",") if a.strip()}
-        for cells in (row.strip("|").split("|") for row in table)
-    }
-    server = build_mcp_server(None)  # type: ignore[arg-type]  # the service is used only by a call
-    import anyio
-
-    tools = {tool.name: set(tool.input_schema.get("properties", {})) for tool in anyio.run(server.list_tools)}
-    assert documented == tools
