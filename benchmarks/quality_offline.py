@@ -60,27 +60,41 @@ DATASETS: dict[str, tuple[Path, Path, Path | None]] = {
 #: retrieval variant -> settings overrides on top of the defaults
 RETRIEVAL_VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
-    "offline weighting off": {"offline_fact_weight": 1.0},
     "no query-entity seeds": {"entity_seeds": False},
+    "+ graph phrases found in the query": {"match_query_phrases": True},
+    "+ names of the query found as graph phrases": {"match_query_phrases": "names"},
 }
 METRICS = ("R@2", "R@5", "AR@5")
 
 
 class CachingEmbedder:
-    """An embedder that remembers every text it encoded (in memory, saved to ``path`` on :meth:`save`)."""
+    """An embedder that remembers every text it encoded: in memory, and in ``path`` (one .npz of texts
+    and vectors, merged with what another run saved meanwhile) on :meth:`save`."""
 
     def __init__(self, inner: Any, path: Path) -> None:
         self.inner = inner
         self.model_name = inner.model_name
-        self.path = path
+        self.path = path.with_suffix(".npz")
         self._rows: dict[str, int] = {}
         self._vectors: list[np.ndarray[Any, Any]] = []
-        self._dirty = False
-        if path.with_suffix(".npy").is_file():
-            texts = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
-            matrix = np.load(path.with_suffix(".npy"))
-            self._rows = {t: i for i, t in enumerate(texts)}
-            self._vectors = list(matrix)
+        self._new: list[str] = []
+        self._merge()
+
+    def _merge(self) -> None:
+        legacy = self.path.with_suffix(".npy")  # the first format: vectors .npy, texts .json
+        if legacy.is_file() and legacy.with_suffix(".json").is_file():
+            texts = json.loads(legacy.with_suffix(".json").read_text(encoding="utf-8"))
+            for text, vector in zip(texts, np.load(legacy), strict=True):
+                if text not in self._rows:
+                    self._rows[text] = len(self._vectors)
+                    self._vectors.append(vector)
+        if not self.path.is_file():
+            return
+        with np.load(self.path, allow_pickle=False) as saved:
+            for text, vector in zip(saved["texts"].tolist(), saved["vectors"], strict=True):
+                if text not in self._rows:
+                    self._rows[text] = len(self._vectors)
+                    self._vectors.append(vector)
 
     @property
     def dimension(self) -> int:
@@ -100,18 +114,18 @@ class CachingEmbedder:
             for text, vector in zip(missing, new, strict=True):
                 self._rows[text] = len(self._vectors)
                 self._vectors.append(np.asarray(vector, dtype=np.float32))
-            self._dirty = True
+            self._new.extend(missing)
         return np.stack([self._vectors[self._rows[t]] for t in texts]).astype(np.float32)
 
     def save(self) -> None:
-        if not self._dirty:
+        if not self._new:
             return
+        self._merge()
         texts = sorted(self._rows, key=self._rows.__getitem__)
-        tmp = self.path.with_suffix(".tmp.npy")
-        np.save(tmp, np.stack(self._vectors))
-        tmp.replace(self.path.with_suffix(".npy"))
-        self.path.with_suffix(".json").write_text(json.dumps(texts), encoding="utf-8")
-        self._dirty = False
+        tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, texts=np.array(texts), vectors=np.stack(self._vectors))
+        tmp.replace(self.path)
+        self._new = []
 
 
 class CachedParses:
@@ -141,7 +155,9 @@ class CachedParses:
         from spacy.tokens import DocBin
 
         if self._new:
-            self.path.write_bytes(DocBin(store_user_data=False, docs=self._docs.values()).to_bytes())
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(DocBin(store_user_data=False, docs=self._docs.values()).to_bytes())
+            tmp.replace(self.path)
             self._new = False
 
 
@@ -173,6 +189,31 @@ def make_extractor(variant: str, model: str, parses: CachedParses) -> Any:
     return extractor
 
 
+def measure_speed(n: int) -> dict[str, Any]:
+    """Seconds per passage of the extractor with every feature off and with the defaults (parse included),
+    interleaved A B A B on the first ``n`` MuSiQue passages; the parser is warmed up first."""
+    from hipporag_neo4j.evaluation.loaders import load_corpus
+    from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor, SpacyFeatures
+    from hipporag_neo4j.models import Passage
+
+    corpus = load_corpus(DATASETS["musique-offline"][0])[:n]
+    passages = [Passage(id=str(i), text=p.text, title=p.title) for i, p in enumerate(corpus)]
+    variants = {"baseline": SpacyExtractor(features=SpacyFeatures.none()), "default": SpacyExtractor()}
+    variants["default"].extract(passages[:10])
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    for _ in range(2):
+        for name, extractor in variants.items():
+            started = time.perf_counter()
+            extractor.extract(passages)
+            times[name].append((time.perf_counter() - started) / len(passages))
+    best = {k: min(v) for k, v in times.items()}
+    return {
+        "passages": len(passages),
+        "seconds_per_passage": {k: [round(x, 4) for x in v] for k, v in times.items()},
+        "ratio_default_to_baseline": round(best["default"] / best["baseline"], 3),
+    }
+
+
 def _percent(means: dict[str, float]) -> dict[str, float]:
     return {k: round(100 * means[k], 1) for k in METRICS}
 
@@ -189,6 +230,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retrieval", nargs="+", default=["default"], choices=sorted(RETRIEVAL_VARIANTS))
     parser.add_argument("--resamples", type=int, default=10_000)
     parser.add_argument("--out", help="Result file stem in benchmarks/results (nothing written without it).")
+    parser.add_argument(
+        "--speed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Also time the extractor (no cache) on the first N MuSiQue passages: baseline and default"
+        " features interleaved, 2 rounds each.",
+    )
     args = parser.parse_args(argv)
     load_before = [round(x, 2) for x in os.getloadavg()]
 
@@ -250,6 +299,7 @@ def main(argv: list[str] | None = None) -> None:
                     try:
                         for k, v in overrides.items():
                             setattr(retrieval, k, v)
+                        memory.retriever.match_graph_phrases = retrieval.match_query_phrases
                         report = run_evaluation(
                             memory,
                             questions,
@@ -291,7 +341,9 @@ def main(argv: list[str] | None = None) -> None:
                     )
             finally:
                 memory.close()
+    speed = measure_speed(args.speed) if args.speed else None
     payload = {
+        "speed": speed,
         "command": " ".join(["python benchmarks/quality_offline.py", shlex.join(sys.argv[1:])]).strip(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "git": git,
@@ -345,6 +397,14 @@ def write(payload: dict[str, Any], out: str) -> None:
             f" | {r['store']['phrases']} / {r['store']['facts']}"
             f" | {_triple(r['dense'])} | {_triple(r['hipporag2'])} | {' | '.join(cells)} |"
         )
+    if payload.get("speed"):
+        sp = payload["speed"]
+        lines += [
+            "",
+            f"Extractor speed on the first {sp['passages']} MuSiQue passages (parse included, s per passage,"
+            f" 2 interleaved rounds): {sp['seconds_per_passage']}; default / baseline ="
+            f" {sp['ratio_default_to_baseline']}",
+        ]
     if payload["extraction_seconds"]:
         lines += [
             "",

@@ -264,10 +264,11 @@ class RetrievalSettings(_Group):
     synonym_top_k: int = Field(100, ge=1, description="At most this many synonym edges per new phrase.")
     link_top_k: int = Field(1, ge=1, description="Phrases linked per query entity.")
     use_specificity: bool = True
-    match_query_phrases: bool = Field(
+    match_query_phrases: bool | Literal["names"] = Field(
         False,
-        description="Also seed PPR with graph phrases found verbatim in the query (off: on MuSiQue "
-        "they pulled in generic nodes and cost recall).",
+        description="Also seed PPR with graph phrases found verbatim in the query: true for any phrase "
+        "(on MuSiQue they pulled in generic nodes and cost recall), names for the spans the query writes "
+        "as a name (capitalised words), off (false).",
     )
     ensemble_threshold: float = Field(
         0.8, ge=0.0, le=1.0, description="Uncertainty ensemble: mix in dense when a link's cosine is below."
