@@ -25,7 +25,7 @@ CORPUS_FILE = HOTPOTQA / "hotpotqa_corpus994.json"
 QUESTIONS_FILE = HOTPOTQA / "hotpotqa_dev50.json"
 MODES = ("dense", "hipporag2")
 
-# Measured 2026-11-25 with the issue-21 extractor (benchmarks/results/quality_offline_dev.md), percent,
+# Measured 2026-11-25 with the issue-21 extractor (benchmarks/results/quality_offline_run2.md), percent,
 # R@2 / R@5 / AR@5:
 #   dense     59.0 / 76.0 / 54.0
 #   hipporag2 64.0 / 81.0 / 66.0
