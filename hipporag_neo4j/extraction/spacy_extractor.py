@@ -349,8 +349,9 @@ class SpacyFeatures(BaseModel):
     """A clause-initial pronoun whose type fits the title refers to the title first."""
     proper_chunks: bool = True
     """Noun chunks headed by a proper noun that NER missed are entities (phrases) too."""
-    cooccurrence: bool = True
-    """Names in one sentence that no triple relates get a weak fact ``(a, is mentioned with, b)``."""
+    cooccurrence: bool = False
+    """Names in one sentence that no triple relates get a weak fact ``(a, is mentioned with, b)``. Off by
+    default: it doubled the facts and did not hold on both development sets (docs/offline-quality.md)."""
 
     @classmethod
     def none(cls) -> SpacyFeatures:
