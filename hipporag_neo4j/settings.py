@@ -327,6 +327,23 @@ class RetrievalSettings(_Group):
         'environment: ["SUBSIDIARY_OF"].',
     )
 
+    @field_validator("match_query_phrases", mode="before")
+    @classmethod
+    def _phrase_matching(cls, value: object) -> object:
+        """true/false (any of pydantic's spellings) or names; anything else is one clear error."""
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in {"true", "1", "yes", "on", "t", "y"}:
+                return True
+            if word in {"false", "0", "no", "off", "f", "n"}:
+                return False
+            if word == "names":
+                return "names"
+            raise ValueError(f"expected true, false or names, not {value!r}")
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"expected true, false or names, not {value!r}")
+
     @field_validator("joined_rel_types")
     @classmethod
     def _plain_types(cls, value: list[str]) -> list[str]:

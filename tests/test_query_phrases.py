@@ -67,3 +67,15 @@ def test_names_only_never_starts_a_match_on_a_function_word() -> None:
         )
     }  # type: ignore[arg-type]
     assert found == {"the exies", "circus diablo"} or found == {"exies", "circus diablo"}
+
+
+def test_the_setting_takes_true_false_or_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hipporag_neo4j.errors import ConfigError
+    from hipporag_neo4j.settings import load_settings
+
+    for value, expected in (("names", "names"), ("true", True), ("0", False)):
+        monkeypatch.setenv("HIPPORAG_RETRIEVAL__MATCH_QUERY_PHRASES", value)
+        assert load_settings(env_file=None).retrieval.match_query_phrases == expected
+    monkeypatch.setenv("HIPPORAG_RETRIEVAL__MATCH_QUERY_PHRASES", "titles")
+    with pytest.raises(ConfigError, match="expected true, false or names"):
+        load_settings(env_file=None)
