@@ -34,6 +34,11 @@ Design, so tests and users know what to expect:
   the most recent earlier entity of a fitting type in the passage, the title counting as earliest:
   he/she -> PERSON, it -> ORG/GPE/LOC/FAC/PRODUCT/WORK_OF_ART/EVENT/LAW, they -> PERSON/ORG. Other
   pronoun subjects or objects give no triple.
+- The passage's own subject (:class:`SpacyFeatures`, issue 21; docs/offline-quality.md): a phrase inside
+  the text's mention of the title, or a definite description whose head word is in the title ("The
+  journal ..."), is the title; a clause-initial pronoun refers to the title first unless the title's
+  type rules it out; noun chunks headed by a proper noun that NER missed are entities. Weak
+  co-occurrence facts between names of one sentence are available and off by default.
 - Everything goes through :func:`~hipporag_neo4j.extraction.base.validate_triples`.
 """
 
