@@ -273,10 +273,11 @@ class RetrievalSettings(_Group):
     synonym_top_k: int = Field(100, ge=1, description="At most this many synonym edges per new phrase.")
     link_top_k: int = Field(1, ge=1, description="Phrases linked per query entity.")
     use_specificity: bool = True
-    match_query_phrases: bool = Field(
+    match_query_phrases: bool | Literal["names"] = Field(
         False,
-        description="Also seed PPR with graph phrases found verbatim in the query (off: on MuSiQue "
-        "they pulled in generic nodes and cost recall).",
+        description="Also seed PPR with graph phrases found verbatim in the query: true for any phrase "
+        "(on MuSiQue they pulled in generic nodes and cost recall), names for the spans the query writes "
+        "as a name (capitalised words), off (false).",
     )
     ensemble_threshold: float = Field(
         0.8, ge=0.0, le=1.0, description="Uncertainty ensemble: mix in dense when a link's cosine is below."
@@ -334,6 +335,23 @@ class RetrievalSettings(_Group):
         description="Relationship types of your graph the joined walk follows, as a JSON list in the "
         'environment: ["SUBSIDIARY_OF"].',
     )
+
+    @field_validator("match_query_phrases", mode="before")
+    @classmethod
+    def _phrase_matching(cls, value: object) -> object:
+        """true/false (any of pydantic's spellings) or names; anything else is one clear error."""
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in {"true", "1", "yes", "on", "t", "y"}:
+                return True
+            if word in {"false", "0", "no", "off", "f", "n"}:
+                return False
+            if word == "names":
+                return "names"
+            raise ValueError(f"expected true, false or names, not {value!r}")
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"expected true, false or names, not {value!r}")
 
     @field_validator("joined_rel_types")
     @classmethod

@@ -25,11 +25,15 @@ CORPUS_FILE = HOTPOTQA / "hotpotqa_corpus994.json"
 QUESTIONS_FILE = HOTPOTQA / "hotpotqa_dev50.json"
 MODES = ("dense", "hipporag2")
 
-# Measured 2026-11-23 (benchmarks/results/quality_hotpotqa.md), percent, R@2 / R@5 / AR@5:
+# Measured 2026-11-25 with the issue-21 extractor (benchmarks/results/quality_offline_dev.md), percent,
+# R@2 / R@5 / AR@5:
 #   dense     59.0 / 76.0 / 54.0
-#   hipporag2 61.0 / 83.0 / 70.0
+#   hipporag2 64.0 / 82.0 / 68.0
+# (the extractor before it, same run: hipporag2 61.0 / 83.0 / 70.0).
 # Floors: the measurement minus ~3 points (one question is 2 points here).
-FLOORS = {"dense": {"R@2": 56.0, "R@5": 73.0}, "hipporag2": {"R@2": 58.0, "R@5": 80.0, "AR@5": 66.0}}
+FLOORS = {"dense": {"R@2": 56.0, "R@5": 73.0}, "hipporag2": {"R@2": 61.0, "R@5": 79.0, "AR@5": 65.0}}
+#: issue 21's goal on this development set: the default mode ahead of dense by this many points
+GOAL_MARGIN = 3.0
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +66,7 @@ def test_recall_stays_above_the_floor(hotpotqa_report: EvalReport, mode: str) ->
         assert 100 * means[metric] >= floor, f"{mode} {metric} {100 * means[metric]:.1f} < {floor}"
 
 
-def test_the_default_mode_is_at_least_level_with_dense(hotpotqa_report: EvalReport) -> None:
+def test_the_default_mode_beats_dense_by_the_goal_margin(hotpotqa_report: EvalReport) -> None:
     ours, dense = hotpotqa_report.tables["hipporag2"].means, hotpotqa_report.tables["dense"].means
     for metric in ("R@2", "R@5", "AR@5"):
-        assert ours[metric] >= dense[metric], (metric, ours[metric], dense[metric])
+        assert 100 * (ours[metric] - dense[metric]) >= GOAL_MARGIN, (metric, ours[metric], dense[metric])

@@ -6,7 +6,13 @@ import pytest
 
 from hipporag_neo4j.errors import ConfigError
 from hipporag_neo4j.extraction.base import Extractor, QueryEntityExtractor
-from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor, SpacyQueryNER, load_spacy_model
+from hipporag_neo4j.extraction.spacy_extractor import (
+    COOCCURRENCE_PREDICATE,
+    SpacyExtractor,
+    SpacyFeatures,
+    SpacyQueryNER,
+    load_spacy_model,
+)
 from hipporag_neo4j.models import Extraction, Passage
 
 pytestmark = pytest.mark.integration
@@ -29,8 +35,9 @@ def _extract(extractor: SpacyExtractor, text: str, title: str | None = None) -> 
     return result
 
 
-def _triples(extraction: Extraction) -> set[tuple[str, str, str]]:
-    return {t.as_tuple() for t in extraction.triples}
+def _triples(extraction: Extraction, weak: bool = False) -> set[tuple[str, str, str]]:
+    """The triples, without the weak co-occurrence facts unless ``weak``."""
+    return {t.as_tuple() for t in extraction.triples if weak or t.predicate != COOCCURRENCE_PREDICATE}
 
 
 def test_protocols_and_names(extractor: SpacyExtractor, ner: SpacyQueryNER) -> None:
@@ -154,3 +161,77 @@ def test_query_ner_splits_possessive_and_drops_function_words(ner: SpacyQueryNER
     assert "Erik Hort" in entities and "birthplace" in entities
     assert not {"What", "what", "Erik Hort's birthplace"} & set(entities)
     assert ner.query_entities("What did he do?") == []
+
+
+# --- the passage's own subject, proper-noun chunks, co-occurrence (issue 21) ----------------------------
+@pytest.fixture(scope="module")
+def plain() -> SpacyExtractor:
+    """The extractor with every issue-21 feature off: what the parse alone gives."""
+    return SpacyExtractor(features=SpacyFeatures.none())
+
+
+def test_a_sentence_initial_pronoun_is_the_title(extractor: SpacyExtractor, plain: SpacyExtractor) -> None:
+    text = "Marta Kovac was born in Zagreb. She founded Brightwave in Vienna in 1998."
+    title = "Marta Kovac"
+    assert ("marta kovac", "founded", "brightwave") in _triples(_extract(extractor, text, title))
+    # a title spaCy gives no type is the subject too; without the feature "It" finds no antecedent
+    untyped = "The Brightwave Festival is held in Graz every May. It was founded by Ilse Varga."
+    triples = _triples(_extract(extractor, untyped, "Brightwave Festival"))
+    assert ("brightwave festival", "founded by", "ilse varga") in triples
+    before = _triples(_extract(plain, untyped, "Brightwave Festival"))
+    assert ("brightwave festival", "founded by", "ilse varga") not in before
+
+
+def test_a_definite_description_of_the_title_is_the_title(
+    extractor: SpacyExtractor, plain: SpacyExtractor
+) -> None:
+    text = (
+        "The Journal of Tidal Studies is a quarterly journal. The journal was founded in 1963 by Anna Berg."
+    )
+    triples = _triples(_extract(extractor, text, "Journal of Tidal Studies"))
+    assert ("journal of tidal studies", "founded by", "anna berg") in triples
+    assert ("journal", "founded by", "anna berg") in _triples(
+        _extract(plain, text, "Journal of Tidal Studies")
+    )
+
+
+def test_a_title_with_a_conjunction_stays_one_phrase(
+    extractor: SpacyExtractor, plain: SpacyExtractor
+) -> None:
+    text = "Culture, Society and Masculinities was a journal published by Men's Studies Press."
+    title = "Culture, Society and Masculinities"
+    triples = _triples(_extract(extractor, text, title))
+    assert ("culture society and masculinities", "published by", "men s studies press") in triples
+    assert not any(s == "culture" for s, _, _ in triples)
+    assert any(s == "culture" for s, _, _ in _triples(_extract(plain, text, title)))
+
+
+def test_apposition_gives_an_is_triple(extractor: SpacyExtractor) -> None:
+    triples = _triples(_extract(extractor, "Ilse Varga, the chief executive of Sorrin Labs, lives in Graz."))
+    assert ("ilse varga", "is", "chief executive") in triples
+    assert ("ilse varga", "is chief executive of", "sorrin labs") in triples
+
+
+def test_names_sharing_a_sentence_with_no_verb_between_them_get_a_weak_fact(plain: SpacyExtractor) -> None:
+    extractor = SpacyExtractor(features=SpacyFeatures(cooccurrence=True))  # off by default
+    text = "Among the guests were Anna Berg of Oslo and Tomas Lind of Bergen."
+    triples = _triples(_extract(extractor, text), weak=True)
+    weak = {(s, o) for s, p, o in triples if p == COOCCURRENCE_PREDICATE}
+    assert ("anna berg", "tomas lind") in weak or ("tomas lind", "anna berg") in weak
+    assert not any(p == COOCCURRENCE_PREDICATE for _, p, _ in _triples(_extract(plain, text), weak=True))
+    assert not any(
+        p == COOCCURRENCE_PREDICATE for _, p, _ in _triples(_extract(SpacyExtractor(), text), weak=True)
+    )
+    # names a triple already relates get no weak fact
+    related = _triples(_extract(extractor, "Anna Berg founded Brightwave in 1998."), weak=True)
+    assert not any(p == COOCCURRENCE_PREDICATE for _, p, _ in related)
+
+
+def test_a_proper_noun_chunk_missed_by_ner_is_an_entity(
+    extractor: SpacyExtractor, plain: SpacyExtractor
+) -> None:
+    text = "The award went to Quillon Verasty last spring."
+    found = _extract(extractor, text).entities
+    missed = _extract(plain, text).entities
+    assert any("Quillon" in e for e in found)
+    assert set(missed) <= set(found)

@@ -34,6 +34,11 @@ Design, so tests and users know what to expect:
   the most recent earlier entity of a fitting type in the passage, the title counting as earliest:
   he/she -> PERSON, it -> ORG/GPE/LOC/FAC/PRODUCT/WORK_OF_ART/EVENT/LAW, they -> PERSON/ORG. Other
   pronoun subjects or objects give no triple.
+- The passage's own subject (:class:`SpacyFeatures`, issue 21; docs/offline-quality.md): a phrase inside
+  the text's mention of the title, or a definite description whose head word is in the title ("The
+  journal ..."), is the title; a clause-initial pronoun refers to the title first unless the title's
+  type rules it out; noun chunks headed by a proper noun that NER missed are entities. Weak
+  co-occurrence facts between names of one sentence are available and off by default.
 - Everything goes through :func:`~hipporag_neo4j.extraction.base.validate_triples`.
 """
 
@@ -43,6 +48,8 @@ import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from hipporag_neo4j.errors import ConfigError
 from hipporag_neo4j.extraction.base import clean_entities, validate_triples
@@ -66,6 +73,21 @@ _ANTECEDENT_TYPES: dict[str, frozenset[str]] = {
     "it": frozenset({"ORG", "GPE", "LOC", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "LAW"}),
     "they": frozenset({"PERSON", "ORG"}),
 }
+#: title entity types a pronoun cannot refer to. The small model's types of a bare name are unreliable
+#: ("Marta Kovac" comes out GPE), so only clear mismatches are ruled out: a title is a person for
+#: "he"/"she" unless typed a thing, and a thing for "it"/"they" unless typed a person.
+_NOT_A_SUBJECT_FOR: dict[str, frozenset[str]] = {
+    "he": frozenset({"ORG", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "LAW", "LANGUAGE", "DATE", "NORP"}),
+    "she": frozenset({"ORG", "FAC", "PRODUCT", "WORK_OF_ART", "EVENT", "LAW", "LANGUAGE", "DATE", "NORP"}),
+    "it": frozenset({"PERSON", "NORP"}),
+    "they": frozenset({"PERSON"}),
+}
+#: predicate of the weak edge between names that share a sentence with no verb relating them
+COOCCURRENCE_PREDICATE = "is mentioned with"
+#: at most this many names of one sentence are paired by co-occurrence (the first ones)
+MAX_COOCCURRING = 6
+#: entity types that are not paired by co-occurrence (a date goes with everything in its sentence)
+_UNPAIRED_TYPES = frozenset({"DATE"})
 _TRIM_CHARS = " \t\n\"'“”‘’«»`.,;:!?()[]{}"
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’|(?:(?<=\s)|^)'([^']+)'(?=[\s.,;:!?)]|$)")
 
@@ -148,10 +170,18 @@ def _verb_phrase(verb: Any) -> str:
 
 
 class _Coreference:
-    """Most recent entity of a fitting type before a position: the crude antecedent of a pronoun."""
+    """Most recent entity of a fitting type before a position: the crude antecedent of a pronoun.
 
-    def __init__(self, title_entities: list[tuple[str, str]], doc: Any) -> None:
+    With ``subject`` (the passage's own subject: its title, and the title's entity type or None), a
+    pronoun refers to it first unless the title's type rules it out (:data:`_NOT_A_SUBJECT_FOR`), as in
+    an encyclopedia article, where "He ..." and "It ..." speak of the article's subject.
+    """
+
+    def __init__(
+        self, title_entities: list[tuple[str, str]], doc: Any, subject: tuple[str, str | None] | None = None
+    ) -> None:
         self._title = title_entities
+        self._subject = subject
         self._ents: list[tuple[int, str, str]] = [
             (e.start, e.label_, clean_phrase(_trim_span(e).text)) for e in doc.ents
         ]
@@ -160,6 +190,10 @@ class _Coreference:
         types = _ANTECEDENT_TYPES.get(pronoun.lower_)
         if types is None:
             return None
+        if self._subject is not None:
+            name, label = self._subject
+            if label not in _NOT_A_SUBJECT_FOR[pronoun.lower_]:
+                return name
         for start, label, text in reversed(self._ents):
             if start < pronoun.i and label in types and text:
                 return text
@@ -183,25 +217,55 @@ def _is_clause_initial(token: Any) -> bool:
 
 
 class _TripleBuilder:
-    """SVO triples of one parsed passage."""
+    """SVO triples of one parsed passage.
 
-    def __init__(self, doc: Any, coref: _Coreference) -> None:
+    With ``subject`` (the passage's title and the token indices where the text names it), a phrase
+    inside the title's mention is the title ("Culture, Society and Masculinities" stays one phrase,
+    not three conjuncts), and a definite description whose head word is in the title ("The journal ..."
+    in "Journal of Mathematical Physics") is the title.
+    """
+
+    def __init__(
+        self,
+        doc: Any,
+        coref: _Coreference,
+        subject: str | None = None,
+        subject_tokens: frozenset[int] = frozenset(),
+        subject_words: frozenset[str] = frozenset(),
+    ) -> None:
         self.doc = doc
         self.coref = coref
+        self.subject = subject
+        self.subject_tokens = subject_tokens
+        self.subject_words = subject_words
         self.triples: list[list[str]] = []
+
+    def _np(self, token: Any) -> str:
+        """The noun phrase of ``token``, or the passage's subject when the token names it."""
+        if self.subject is not None:
+            if token.i in self.subject_tokens:
+                return self.subject
+            if (
+                token.pos_ == "NOUN"
+                and token.lower_ in self.subject_words
+                and any(c.dep_ == "det" and c.lower_ in {"the", "this"} for c in token.lefts)
+                and not any(c.dep_ in {"compound", "amod", "poss", "nummod"} for c in token.lefts)
+            ):
+                return self.subject
+        return noun_phrase(token)
 
     def _subject_phrases(self, token: Any) -> list[str]:
         if token.pos_ == "PRON":
             if token.lower_ in _RELATIVE_PRONOUNS and token.head.dep_ == "relcl":
-                return [noun_phrase(t) for t in _expand(token.head.head)]
+                return [self._np(t) for t in _expand(token.head.head)]
             if _is_clause_initial(token):
                 resolved = self.coref.resolve(token)
                 return [resolved] if resolved else []
             return []
-        return [noun_phrase(t) for t in _expand(token)]
+        return [self._np(t) for t in _expand(token)]
 
     def _object_phrases(self, token: Any) -> list[str]:
-        return [noun_phrase(t) for t in _expand(token) if t.pos_ != "PRON"]
+        return [self._np(t) for t in _expand(token) if t.pos_ != "PRON"]
 
     def _subjects_of(self, verb: Any) -> list[str]:
         subjects = [c for c in verb.children if c.dep_ in _SUBJECT_DEPS]
@@ -216,7 +280,7 @@ class _TripleBuilder:
                 copula_subjects = self._subjects_of(noun.head)
                 if copula_subjects:
                     return copula_subjects
-            return [noun_phrase(t) for t in _expand(noun)]
+            return [self._np(t) for t in _expand(noun)]
         return []
 
     def _add(self, subjects: Iterable[str], predicate: str, objects: Iterable[str]) -> None:
@@ -246,7 +310,7 @@ class _TripleBuilder:
             if token.pos_ in {"VERB", "AUX"}:
                 self._verb(token)
             elif token.dep_ == "appos" and token.head.pos_ in _NOMINAL_POS and token.head.pos_ != "PRON":
-                self._attribute([noun_phrase(token.head)], "is", token)
+                self._attribute([self._np(token.head)], "is", token)
         return self.triples
 
     def _verb(self, verb: Any) -> None:
@@ -278,14 +342,38 @@ def _entities(doc: Any) -> list[tuple[str, str]]:
     return out
 
 
+class SpacyFeatures(BaseModel):
+    """What the extractor adds to the plain parse (issue 21); each can be switched off for ablations."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    title_subject: bool = True
+    """A phrase inside the text's mention of the title, or a definite description whose head word is in
+    the title ("The journal"), is the title."""
+    title_pronouns: bool = True
+    """A clause-initial pronoun whose type fits the title refers to the title first."""
+    proper_chunks: bool = True
+    """Noun chunks headed by a proper noun that NER missed are entities (phrases) too."""
+    cooccurrence: bool = False
+    """Names in one sentence that no triple relates get a weak fact ``(a, is mentioned with, b)``. Off by
+    default: it doubled the facts and did not hold on both development sets (docs/offline-quality.md)."""
+
+    @classmethod
+    def none(cls) -> SpacyFeatures:
+        return cls(**{name: False for name in cls.model_fields})
+
+
 class SpacyExtractor:
     """:class:`~hipporag_neo4j.extraction.base.Extractor` over a spaCy pipeline (no LLM; weaker)."""
 
     name = "spacy"
 
-    def __init__(self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64) -> None:
+    def __init__(
+        self, model: str = DEFAULT_SPACY_MODEL, batch_size: int = 64, features: SpacyFeatures | None = None
+    ) -> None:
         self.model = model
         self.batch_size = batch_size
+        self.features = features or SpacyFeatures()
 
     @property
     def nlp(self) -> Any:
@@ -302,12 +390,116 @@ class SpacyExtractor:
         return results
 
     def _extract_one(self, passage: Passage, title_doc: Any, doc: Any) -> Extraction:
+        f = self.features
         title_entities = _entities(title_doc)
-        raw_triples = _TripleBuilder(doc, _Coreference(title_entities, doc)).build()
+        title = clean_phrase(passage.title) if passage.title else ""
+        subject = (title, _title_label(title, title_doc)) if title and f.title_pronouns else None
+        builder = _TripleBuilder(doc, _Coreference(title_entities, doc, subject))
+        if title and f.title_subject:
+            builder.subject = title
+            builder.subject_tokens = _title_tokens(doc, title)
+            builder.subject_words = _title_words(title_doc)
+        raw_triples = builder.build()
+        names = _entities(doc)
+        if f.proper_chunks:
+            names = _with_proper_chunks(doc, names, builder.subject_tokens)
+        if f.cooccurrence:
+            raw_triples.extend(_cooccurrences(doc, raw_triples, builder.subject, builder.subject_tokens))
         triples, dropped = validate_triples(raw_triples)
-        title = [clean_phrase(passage.title)] if passage.title else []
-        entities = clean_entities(title + [t for _, t in title_entities] + [t for _, t in _entities(doc)])
+        entities = clean_entities(
+            ([title] if title else []) + [t for _, t in title_entities] + [t for _, t in names]
+        )
         return Extraction(passage_id=passage.id, entities=entities, triples=triples, dropped=dropped)
+
+
+_PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def _title_core(title: str) -> str:
+    """The title without a trailing disambiguation ("Rome (2004 film)" -> "Rome")."""
+    return _PARENTHETICAL.sub("", title).strip() or title
+
+
+def _title_label(title: str, title_doc: Any) -> str | None:
+    """The entity type of the whole title (its core), or None when spaCy gives it none."""
+    core = normalize_phrase(_title_core(title))
+    for ent in title_doc.ents:
+        if normalize_phrase(_trim_span(ent).text) == core:
+            return str(ent.label_)
+    return None
+
+
+def _title_tokens(doc: Any, title: str) -> frozenset[int]:
+    """Indices of the tokens of ``doc`` inside a mention of the title (or its core), any case."""
+    found: set[int] = set()
+    text = doc.text.lower()
+    for name in {title, _title_core(title)}:
+        needle = name.lower()
+        if len(needle) < 2:
+            continue
+        start = text.find(needle)
+        while start >= 0:
+            span = doc.char_span(start, start + len(needle), alignment_mode="expand")
+            if span is not None:
+                found.update(range(span.start, span.end))
+            start = text.find(needle, start + len(needle))
+    return frozenset(found)
+
+
+def _title_words(title_doc: Any) -> frozenset[str]:
+    """The title's content words, lower case: the heads a definite description of the subject may use."""
+    return frozenset(t.lower_ for t in title_doc if t.is_alpha and not t.is_stop and len(t) > 2)
+
+
+def _with_proper_chunks(
+    doc: Any, names: list[tuple[str, str]], subject_tokens: frozenset[int] = frozenset()
+) -> list[tuple[str, str]]:
+    """``names`` plus the noun chunks headed by a proper noun that overlap no named entity (nor the
+    title's mention)."""
+    in_entity = {i for e in doc.ents for i in range(e.start, e.end)} | subject_tokens
+    out = list(names)
+    for chunk in doc.noun_chunks:
+        if chunk.root.pos_ != "PROPN" or any(t.i in in_entity for t in chunk):
+            continue
+        text = clean_phrase(_chunk_core(chunk).text)
+        if text:
+            out.append(("PROPN", text))
+    return out
+
+
+def _cooccurrences(
+    doc: Any, triples: list[list[str]], subject: str | None, subject_tokens: frozenset[int]
+) -> list[list[str]]:
+    """``(a, is mentioned with, b)`` for the names of a sentence (named entities except dates, proper-noun
+    chunks, the passage's subject where the sentence names it) that no triple relates either way."""
+    related = {frozenset((normalize_phrase(t[0]), normalize_phrase(t[2]))) for t in triples}
+    in_entity = {i for e in doc.ents for i in range(e.start, e.end)}
+    out: list[list[str]] = []
+    for sent in doc.sents:
+        spans = [e for e in sent.ents if e.label_ not in SKIPPED_ENTITY_TYPES | _UNPAIRED_TYPES]
+        spans += [
+            c
+            for c in doc.noun_chunks
+            if sent.start <= c.start < sent.end
+            and c.root.pos_ == "PROPN"
+            and not any(t.i in in_entity for t in c)
+        ]
+        names: dict[str, str] = {}
+        for span in sorted(spans, key=lambda sp: sp.start):
+            if subject is not None and any(t.i in subject_tokens for t in span):
+                text = subject
+            else:
+                text = clean_phrase(_trim_span(span).text)
+            key = normalize_phrase(text)
+            if key and key not in names:
+                names[key] = text
+        keys = list(names)[:MAX_COOCCURRING]
+        for i, a in enumerate(keys):
+            for b in keys[i + 1 :]:
+                if frozenset((a, b)) not in related:
+                    related.add(frozenset((a, b)))
+                    out.append([names[a], COOCCURRENCE_PREDICATE, names[b]])
+    return out
 
 
 def quoted_spans(text: str) -> list[tuple[int, int]]:

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class Retriever:
         settings: RetrievalSettings,
         query_ner: QueryEntityExtractor | None,
         fallback_ner: QueryEntityExtractor | None = None,
-        match_graph_phrases: bool = False,
+        match_graph_phrases: bool | Literal["names"] = False,
         candidate_pool: int = 5000,
         fact_filter: FactFilter | None = None,
     ) -> None:
@@ -120,7 +121,7 @@ class Retriever:
                     similarity=1.0,
                     weight=self._weight(hit.passage_count),
                 )
-                for hit in phrases_in_query(self.store, query)
+                for hit in phrases_in_query(self.store, query, names_only=self.match_graph_phrases == "names")
                 if hit.id not in linked_ids and hit.name not in seen_entities
             )
         timings["link"] = time.perf_counter() - t
