@@ -232,7 +232,7 @@ def test_a_retried_write_reruns_the_whole_transaction() -> None:
         ("2026.03.1", None, "auto", "local", "procedure"),
         ("5.27-aura", None, "auto", "local", "procedure"),  # Aura Free: no GDS
         ("5.26.0", "2.13.2", "local", "local", "procedure"),
-        ("5.20.0", "2.3.1", "auto", "local", "procedure"),  # no Cypher aggregation projection yet
+        ("5.26.0", "2.3.1", "auto", "local", "procedure"),  # GDS without the Cypher aggregation projection
     ],
 )
 def test_capability_decisions(
@@ -252,6 +252,9 @@ def test_capability_decisions(
 
 def test_capability_problems() -> None:
     assert "5.15" in decide("5.13.0", "enterprise", "2.5.0", None).problems[0]
+    too_old = decide("5.20.0", "enterprise", "2.5.0", None)
+    assert not too_old.usable and "5.26+" in too_old.problems[0] and "dynamic labels" in too_old.problems[0]
+    assert not decide("5.26.0", "community", None, None).problems
     missing = decide("5.26.0", "community", None, None, "gds")
     assert not missing.usable and "not installed" in missing.problems[0]
     assert not decide("5.26.0", "community", "2.3.0", None, "gds").usable

@@ -17,8 +17,10 @@ PprEngineName = Literal["gds-weighted", "gds-linear", "aura", "local"]
 VectorQueryForm = Literal["procedure", "search"]
 RequestedEngine = Literal["auto", "gds", "aura", "local"]
 
-#: ``CREATE VECTOR INDEX`` (the Cypher command; 5.11-5.14 only had a procedure).
+#: ``CREATE VECTOR INDEX`` (the Cypher command; 5.11-5.14 only had a procedure) came in 5.15; dynamic labels
+#: (``SET n:$(...)``), with which nodes join their embedding dimension's vector index, in 5.26.
 MIN_NEO4J_VECTOR_INDEX = (5, 15)
+MIN_NEO4J_DYNAMIC_LABELS = (5, 26)
 #: ``db.index.vector.queryNodes`` is deprecated from here on in favour of Cypher 25 ``SEARCH``.
 SEARCH_CLAUSE_FROM = (2026, 4)
 #: Cypher projection as an aggregation function, ``gds.graph.project(...)`` in a ``WITH``.
@@ -190,7 +192,12 @@ def decide(
     server = parse_version(neo4j_version)
     vector_index = server >= MIN_NEO4J_VECTOR_INDEX
     if not vector_index:
-        problems.append(f"Neo4j {neo4j_version} has no CREATE VECTOR INDEX (needs 5.15+)")
+        problems.append(f"Neo4j {neo4j_version} has no CREATE VECTOR INDEX (needs 5.15+; this store 5.26+)")
+    elif server < MIN_NEO4J_DYNAMIC_LABELS:
+        problems.append(
+            f"Neo4j {neo4j_version} has no dynamic labels (SET n:$(...)), with which nodes join their "
+            "embedding dimension's vector index: this store needs Neo4j 5.26+"
+        )
     vector_query: VectorQueryForm = "search" if server >= SEARCH_CLAUSE_FROM else "procedure"
     if vector_query == "search":
         notes.append("vector search: Cypher 25 SEARCH clause (db.index.vector.queryNodes is deprecated here)")
