@@ -199,11 +199,13 @@ class EmbeddingSettings(_Group):
     )
     batch_size: int = Field(64, ge=1, le=4096)
     device: str = Field("cpu", description="torch device for sentence-transformers.")
-    backend: Literal["torch", "onnx"] = Field(
-        "torch",
-        description="How a sentence-transformers model runs: torch, or ONNX Runtime (pip install "
-        "'hipporag-neo4j[onnx]'; exported once from the local model directory into onnx_cache_dir; "
-        "1.6x (passages) to 7x (phrases) the texts/s of torch measured on 2 busy cores, cosine 0.9999995).",
+    backend: Literal["auto", "torch", "onnx"] = Field(
+        "auto",
+        description="How a sentence-transformers model runs: auto = ONNX Runtime when the model can be "
+        "exported (a local mean-pooling model such as the default), else torch with a warning naming why; "
+        "onnx = ONNX Runtime or an error; torch = torch. The ONNX export is made once per model into "
+        "onnx_cache_dir. Measured: the same vectors (cosine >= 0.9999), 1.6x (passages) to 7x (phrases) "
+        "the texts/s of torch on 2 busy cores (benchmarks/README.md).",
     )
     threads: int | None = Field(
         None, ge=1, description="CPU threads for batch encoding (indexing); unset = the library default."
@@ -215,7 +217,9 @@ class EmbeddingSettings(_Group):
         "shared cores (measured 20 ms vs 52 ms p50 on 2 busy cores); unset = same as threads.",
     )
     onnx_cache_dir: str | None = Field(
-        None, description="Where ONNX exports are kept (backend=onnx); default ~/.cache/hipporag-neo4j/onnx."
+        None,
+        description="Where ONNX exports are kept (backend auto or onnx); default "
+        "$XDG_CACHE_HOME/hipporag-neo4j/onnx (~/.cache/hipporag-neo4j/onnx).",
     )
     base_url: str | None = Field(None, description="OpenAI-compatible embedding endpoint (provider=openai).")
     api_key: SecretStr | None = None
