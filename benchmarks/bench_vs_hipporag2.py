@@ -164,8 +164,18 @@ def worker_command(
             str(threads),
             *(["--passages", str(args.passages)] if args.passages and command == "index" else []),
         ]
-    backend = system.split("-", 1)[1]
     openie = work / "openie_subset.json" if args.passages else OPENIE_FILE
+    if system == "plain-encode":  # the reference encode of bench_default_install.py
+        return [
+            sys.executable,
+            str(HERE / "vs_hipporag2_ours.py"),
+            f"encode-{command}",
+            "--threads",
+            str(threads),
+            "--openie",
+            str(openie),
+        ]
+    backend = {"default": "auto"}.get(system.split("-", 1)[1], system.split("-", 1)[1])
     return [
         sys.executable,
         str(HERE / "vs_hipporag2_ours.py"),

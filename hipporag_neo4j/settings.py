@@ -288,6 +288,13 @@ class RetrievalSettings(_Group):
         description="hipporag2: also seed the phrases the query's named entities link to (HippoRAG 1's "
         "seeds, weight 1 / passage count); off = HippoRAG 2's fact seeds only.",
     )
+    entity_seed_source: Literal["ner", "query_phrases"] = Field(
+        "ner",
+        description="hipporag2 entity seeds (with entity_seeds on): the query NER's names, each encoded and "
+        "linked to its nearest phrase (ner), or the graph phrases found verbatim in the query "
+        "(query_phrases: no NER model and no extra encoding on the query path; benchmarks/README.md "
+        "has both measured on MuSiQue and HotpotQA).",
+    )
     passage_node_weight: float = Field(
         0.05, ge=0.0, description="hipporag2: weight of a passage node's normalised dense score in the reset."
     )

@@ -126,6 +126,22 @@ class Retriever:
         timings["link"] = time.perf_counter() - t
         return linked
 
+    def _query_phrase_links(self, query: str, timings: dict[str, float]) -> list[LinkedPhrase]:
+        """The graph phrases found verbatim in the query, as links (no NER, no encoding)."""
+        t = time.perf_counter()
+        linked = [
+            LinkedPhrase(
+                query_entity=hit.name,
+                phrase_id=hit.id,
+                phrase=hit.name,
+                similarity=1.0,
+                weight=self._weight(hit.passage_count),
+            )
+            for hit in phrases_in_query(self.store, query)
+        ]
+        timings["link"] = time.perf_counter() - t
+        return linked
+
     def _weight(self, passage_count: int) -> float:
         if self.settings.use_specificity and passage_count > 0:
             return 1.0 / passage_count
@@ -307,13 +323,18 @@ class Retriever:
                 self.store, query, None, self.settings, top_k, 0, None, timings, node_links, join
             )
             return self._hipporag2_result(query, top_k, run, [], [], note, timings, started)
-        if self.settings.entity_seeds:
+        from_phrases = self.settings.entity_seeds and self.settings.entity_seed_source == "query_phrases"
+        if self.settings.entity_seeds and not from_phrases:
             t = time.perf_counter()
             found, note = self.query_entities(query)
             entities = [e for e in dict.fromkeys(found) if normalize_phrase(e)]
             timings["query_ner"] = time.perf_counter() - t
         query_vector, entity_vectors = self._encode(query, entities, timings)
-        linked = self.link(query, entities, entity_vectors, timings) if entities else []
+        if from_phrases:
+            linked = self._query_phrase_links(query, timings)
+            entities = [item.query_entity for item in linked]
+        else:
+            linked = self.link(query, entities, entity_vectors, timings) if entities else []
         use_filter = self.fact_filter if self.settings.recognition_filter else None
         # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
         limit = top_k if self.settings.combine_alpha is None else pool
