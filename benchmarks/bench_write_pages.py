@@ -155,8 +155,8 @@ def main() -> None:
         print(size, "store", built, flush=True)
         data["sizes"][str(size)] = {**measure(path, args.batches), "build": built}
         print(size, data["sizes"][str(size)]["by_btree"][:6], flush=True)
-    data["load_after"] = load_average()
-    json_path, md_path = write_results(args.stem, data, markdown(data))
+        data["load_after"] = load_average()
+        json_path, md_path = write_results(args.stem, data, markdown(data))  # after each size
     print(md_path.read_text())
     print(f"wrote {json_path} and {md_path}")
 
