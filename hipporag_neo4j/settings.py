@@ -288,6 +288,12 @@ class RetrievalSettings(_Group):
         description="hipporag2: also seed the phrases the query's named entities link to (HippoRAG 1's "
         "seeds, weight 1 / passage count); off = HippoRAG 2's fact seeds only.",
     )
+    query_blas_threads: int | None = Field(
+        None,
+        ge=1,
+        description="BLAS threads (numpy's OpenBLAS / MKL) while a query is answered, process-wide for "
+        "its duration; 1 avoids thread contention on shared cores; unset = the library's own count.",
+    )
     entity_seed_source: Literal["ner", "query_phrases"] = Field(
         "ner",
         description="hipporag2 entity seeds (with entity_seeds on): the query NER's names, each encoded and "

@@ -13,9 +13,12 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +41,26 @@ from hipporag_neo4j.stores.base import GraphJoin, GraphStore, Matrix, PassageSco
 from hipporag_neo4j.text import normalize_phrase
 
 log = logging.getLogger(__name__)
+
+_blas_lock = threading.Lock()
+_blas_controller: Any = None
+
+
+@contextmanager
+def blas_threads(threads: int | None) -> Iterator[None]:
+    """numpy's BLAS limited to ``threads`` for the block (process-wide, as BLAS pools are); None: as is."""
+    global _blas_controller
+    if threads is None:
+        yield
+        return
+    with _blas_lock:
+        if _blas_controller is None:
+            import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, which the walk uses, first)
+            from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+            _blas_controller = ThreadpoolController()  # inspects the loaded libraries once
+    with _blas_controller.limit(limits=threads, user_api="blas"):
+        yield
 
 
 def check_graph_mode(mode: RetrievalMode) -> None:
@@ -202,6 +225,17 @@ class Retriever:
         """Passages for ``query``; ``node_links`` (phrases linked to seed nodes) are seeded with the query's
         entities, and ``join`` runs PPR over the joined graph (graph modes only). An empty query is
         answered from ``node_links`` alone (hipporag and hipporag2)."""
+        with blas_threads(self.settings.query_blas_threads):
+            return self._retrieve_any(query, mode, top_k, join, node_links)
+
+    def _retrieve_any(
+        self,
+        query: str,
+        mode: RetrievalMode | None,
+        top_k: int | None,
+        join: GraphJoin | None,
+        node_links: Sequence[LinkedPhrase],
+    ) -> RetrievalResult:
         mode = mode or self.settings.mode
         top_k = top_k or self.settings.top_k
         if join is not None or node_links or not query:
