@@ -22,6 +22,7 @@ retrieve and of each stage in ``RetrievalResult.timings``. Ratios to the default
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,8 @@ def run_dataset(name: str, work: Path, passes: int) -> dict[str, Any]:
 
 def markdown(data: dict[str, Any]) -> str:
     lines = [md_header("The default mode's query path, variant by variant", data)]
+    if data.get("environment"):
+        lines += [f"Run with these settings in the environment: `{data['environment']}`.", ""]
     for name, d in data["datasets"].items():
         ner_p50 = d["latency"]["ner"]["p50_ms"]
         lines += [
@@ -178,6 +181,8 @@ def main() -> None:
     parser.add_argument("--stem", default="query_hot_path")
     args = parser.parse_args()
     header = run_header()
+    # settings given through the environment change what is measured: recorded with the results
+    header["environment"] = {k: v for k, v in os.environ.items() if k.startswith("HIPPORAG_")}
     data: dict[str, Any] = {**header, "datasets": {}}
     for name in args.datasets.split(","):
         data["datasets"][name] = run_dataset(name, args.work, args.passes)

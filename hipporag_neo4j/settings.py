@@ -289,10 +289,11 @@ class RetrievalSettings(_Group):
         "seeds, weight 1 / passage count); off = HippoRAG 2's fact seeds only.",
     )
     query_blas_threads: int | None = Field(
-        None,
+        1,
         ge=1,
-        description="BLAS threads (numpy's OpenBLAS / MKL) while a query is answered, process-wide for "
-        "its duration; 1 avoids thread contention on shared cores; unset = the library's own count.",
+        description="BLAS threads (numpy's and scipy's OpenBLAS / MKL) while a query is answered, "
+        "process-wide for its duration: 1 avoids thread contention on shared cores (measured 0.61x the "
+        "default mode's p50, same rankings: benchmarks/README.md); unset = the library's own count.",
     )
     entity_seed_source: Literal["ner", "query_phrases"] = Field(
         "ner",

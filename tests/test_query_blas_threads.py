@@ -44,7 +44,8 @@ def test_a_query_runs_on_one_blas_thread_and_leaves_the_count_as_it_was(tmp_path
     before = blas_now()
     if not before:
         pytest.skip("numpy has no BLAS library threadpoolctl can see")
-    limited = make_memory(tmp_path / "a", TABLE, query_blas_threads=1)
+    limited = make_memory(tmp_path / "a", TABLE)  # the default: 1
+    assert limited.settings.retrieval.query_blas_threads == 1
     limited.index(list(TABLE))
     embedder = RecordingEmbedder()
     limited.retriever.embedder = embedder
@@ -52,7 +53,7 @@ def test_a_query_runs_on_one_blas_thread_and_leaves_the_count_as_it_was(tmp_path
     assert embedder.blas_threads and set(embedder.blas_threads) == {1}
     assert blas_now() == before  # restored after the query
 
-    free = make_memory(tmp_path / "b", TABLE)  # unset: the library's own count
+    free = make_memory(tmp_path / "b", TABLE, query_blas_threads=None)  # unset: the library's own count
     free.index(list(TABLE))
     other = RecordingEmbedder()
     free.retriever.embedder = other
