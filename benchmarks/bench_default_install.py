@@ -87,9 +87,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--query-threads", type=int, default=1, help="encoder threads for queries")
     parser.add_argument("--query-rounds", type=int, default=1, help="passes over the questions")
     parser.add_argument("--keep-dir", type=Path)
+    parser.add_argument(
+        "--query-only", action="store_true", help="the query phase alone, on the builds kept in --keep-dir"
+    )
     parser.add_argument("--stem", default="default_install")
     args = parser.parse_args(argv)
     args.hipporag2_python = None  # worker_command's interface; never used here
+    if args.query_only and not args.keep_dir:
+        parser.error("--query-only needs --keep-dir (the builds to query)")
     return args
 
 
@@ -285,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     data: dict[str, Any] = {**header, "passages": args.passages, "threads": args.threads, "builds": []}
     with (work / "workers.log").open("a") as log:
         try:
+            if args.query_only:
+                data["query"] = query_phase(args, work, log)
+                return
             subprocess.run(  # the one-time ONNX export into the user cache folder, not timed
                 [
                     sys.executable,
