@@ -164,14 +164,25 @@ def worker_command(
             str(threads),
             *(["--passages", str(args.passages)] if args.passages and command == "index" else []),
         ]
-    backend = system.split("-", 1)[1]
     openie = work / "openie_subset.json" if args.passages else OPENIE_FILE
+    if system == "plain-encode":  # the reference encode of bench_default_install.py
+        return [
+            sys.executable,
+            str(HERE / "vs_hipporag2_ours.py"),
+            f"encode-{command}",
+            "--threads",
+            str(threads),
+            "--openie",
+            str(openie),
+        ]
+    store = system.removesuffix("-blas1")  # bench_query_blas.py: same store, one BLAS thread
+    backend = {"default": "auto"}.get(store.split("-", 1)[1], store.split("-", 1)[1])
     return [
         sys.executable,
         str(HERE / "vs_hipporag2_ours.py"),
         command,
         "--store",
-        str(work / system),
+        str(work / store),
         "--backend",
         backend,
         "--threads",
@@ -185,6 +196,8 @@ def worker_env(system: str, work: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO)
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if system.endswith("-blas1"):
+        env["HIPPORAG_RETRIEVAL__QUERY_BLAS_THREADS"] = "1"
     if system == "theirs":
         env["ANCHOR_DIR"] = str(work / "theirs")
         env["ANCHOR_DATA"] = str(MUSIQUE)

@@ -1,14 +1,18 @@
 """Worker of ``bench_vs_hipporag2.py`` for this package (our interpreter, the repository on ``sys.path``).
 
-python vs_hipporag2_ours.py index --store DIR --backend torch|onnx [--threads 2] [--openie FILE]
+python vs_hipporag2_ours.py index --store DIR --backend auto|torch|onnx [--threads 2] [--openie FILE]
     loads the embedder (timed apart), then times ``HippoRAG.index_openie`` of the published OpenIE into
     the fresh embedded store DIR (embed passages, phrases, facts; graph; synonym edges) and the CSR
     snapshot the first query would build (HippoRAG 2 builds its igraph inside ``index``). One JSON line.
-python vs_hipporag2_ours.py serve --store DIR --backend torch|onnx [--threads 1] [--top-k 10]
+python vs_hipporag2_ours.py serve --store DIR --backend auto|torch|onnx [--threads 1] [--top-k 10]
     opens DIR, prints ``READY {json}``, then answers one JSON line per stdin line ``{"q": question}`` with
     ``{"s": seconds of HippoRAG.retrieve(q), "ranked": [corpus index, ...]}`` in the default mode
     (``hipporag2``; no LLM configured, so no recognition filter). ``{"encode": [texts]}`` returns the
     vectors (to compare backends).
+python vs_hipporag2_ours.py encode-index|encode-serve [--threads N] [--openie FILE]
+    the reference "plain encode" (issue 19): sentence-transformers ``encode`` (torch, batch 64, input
+    order) of every text an index build embeds (passages, phrases, facts of the OpenIE file), timed as
+    ``index_wall_s``; served, one such encode of each question (``s``; ``ranked`` is empty).
 """
 
 from __future__ import annotations
@@ -61,9 +65,11 @@ def index(store: Path, backend: str, threads: int, openie: Path) -> dict[str, An
     snapshot = time.perf_counter() - snap0
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stats = memory.stats()
+    runs_on = getattr(memory.embedder, "backend", backend)
     memory.close()
     return {
         "system": f"ours-{backend}",
+        "runs_on": runs_on,
         "index_wall_s": wall,
         "index_cpu_s": cpu,
         "model_load_s": model_load,
@@ -120,17 +126,84 @@ def serve(store: Path, backend: str, threads: int, top_k: int, openie: Path) -> 
     memory.close()
 
 
+def _plain_model(threads: int) -> Any:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from hipporag_neo4j.embedding import SentenceTransformerEmbedder
+
+    torch.set_num_threads(threads)
+    return SentenceTransformer(SentenceTransformerEmbedder("all-MiniLM-L6-v2")._resolve(), device="cpu")
+
+
+def plain_texts(openie: Path) -> list[str]:
+    """What an index build embeds: each passage (title + text), each distinct phrase and fact."""
+    from hipporag_neo4j.text import fact_text
+
+    docs = json.loads(openie.read_text())["docs"]
+    phrases: dict[str, None] = {}
+    facts: dict[str, None] = {}
+    for d in docs:
+        phrases.update(dict.fromkeys(str(e) for e in d["extracted_entities"]))
+        for triple in d["extracted_triples"]:
+            if len(triple) == 3:
+                facts[fact_text(*(str(x) for x in triple))] = None
+    return [d["passage"] for d in docs] + list(phrases) + list(facts)
+
+
+def encode_index(threads: int, openie: Path) -> dict[str, Any]:
+    start = time.perf_counter()
+    model = _plain_model(threads)
+    model.encode(["warm up"])
+    model_load = time.perf_counter() - start
+    texts = plain_texts(openie)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return {
+        "system": "plain-encode",
+        "index_wall_s": wall,
+        "index_cpu_s": cpu,
+        "model_load_s": model_load,
+        "counts": {"texts": len(texts)},
+    }
+
+
+def encode_serve(threads: int) -> None:
+    model = _plain_model(threads)
+    model.encode(["warm up question about nothing"])
+    out = sys.stdout
+    out.write("READY " + json.dumps({"load_s": 0.0, "mode": "one encode"}) + "\n")
+    out.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "q" not in request:
+            break
+        s = time.perf_counter()
+        model.encode([request["q"]], normalize_embeddings=True, show_progress_bar=False)
+        out.write(json.dumps({"s": time.perf_counter() - s, "ranked": []}) + "\n")
+        out.flush()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("command", choices=["index", "serve"])
-    parser.add_argument("--store", type=Path, required=True)
-    parser.add_argument("--backend", choices=["torch", "onnx"], default="torch")
+    parser.add_argument("command", choices=["index", "serve", "encode-index", "encode-serve"])
+    parser.add_argument("--store", type=Path)
+    parser.add_argument("--backend", choices=["auto", "torch", "onnx"], default="torch")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--openie", type=Path, default=OPENIE_FILE)
     args = parser.parse_args()
+    if args.command == "encode-index":
+        print(json.dumps(encode_index(args.threads, args.openie)), flush=True)
+        return
+    if args.command == "encode-serve":
+        encode_serve(args.threads)
+        return
+    if args.store is None:
+        parser.error("index and serve need --store")
     if args.command == "index":
         print(json.dumps(index(args.store, args.backend, args.threads, args.openie)), flush=True)
     else:

@@ -119,14 +119,22 @@ def _aura(settings: Settings) -> tuple[str, str, dict[str, Any]]:
 
 
 def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:
-    from hipporag_neo4j.embedding import create_embedder
+    from hipporag_neo4j.embedding import AutoSentenceEmbedder, create_embedder
 
     embedder = create_embedder(settings.embedding)
     dim = embedder.dimension
+    details: dict[str, Any] = {"dimension": dim}
+    runs_on = ""
+    if isinstance(embedder, AutoSentenceEmbedder):
+        details["runs_on"] = embedder.backend
+        runs_on = f", runs on {embedder.backend}"
+        if embedder.fallback_reason:
+            details["onnx_unavailable"] = embedder.fallback_reason
+            runs_on += f" (ONNX Runtime cannot run it: {embedder.fallback_reason})"
     return (
         "ok",
-        f"{settings.embedding.provider} model {settings.embedding.model!r} loads ({dim}-d)",
-        {"dimension": dim},
+        f"{settings.embedding.provider} model {settings.embedding.model!r} loads ({dim}-d{runs_on})",
+        details,
     )
 
 

@@ -5,6 +5,7 @@ Vectors are float32 and L2-normalised, so a dot product is the cosine similarity
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -20,7 +21,16 @@ from hipporag_neo4j.model_names import PACKAGED_MODELS, looks_like_path
 from hipporag_neo4j.settings import EmbeddingSettings
 from hipporag_neo4j.stores.base import Matrix
 
-__all__ = ["PACKAGED_MODELS", "Embedder", "OpenAIEmbedder", "SentenceTransformerEmbedder", "create_embedder"]
+__all__ = [
+    "PACKAGED_MODELS",
+    "AutoSentenceEmbedder",
+    "Embedder",
+    "OpenAIEmbedder",
+    "SentenceTransformerEmbedder",
+    "create_embedder",
+]
+
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -249,20 +259,86 @@ class OpenAIEmbedder:
         return _normalise(np.array(rows))
 
 
+class AutoSentenceEmbedder:
+    """``embedding.backend = "auto"`` (the default): ONNX Runtime when the model can run there, else torch.
+
+    The choice is made on first use (loading the model is lazy everywhere): the ONNX session is prepared
+    (exported once into the cache folder if needed); when that cannot be done (a model name that is not a
+    local directory, a model without mean pooling, onnx or onnxruntime missing, an export error) one
+    warning names the reason and the torch path serves instead. Same vectors either way (cosine >= 0.9999).
+    """
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
+        self.model_name = settings.model
+        self._settings = settings
+        self._chosen: Embedder | None = None
+        self._lock = threading.Lock()
+        self.fallback_reason: str | None = None
+
+    @property
+    def backend(self) -> str:
+        """``onnx`` or ``torch``: which path serves (chooses it on first call)."""
+        return "onnx" if isinstance(self._pick(), OnnxSentenceEmbedder) else "torch"
+
+    def _pick(self) -> Embedder:
+        with self._lock:
+            if self._chosen is None:
+                try:
+                    onnx = _onnx_embedder(self._settings)
+                    onnx.prepare()
+                    self._chosen = onnx
+                except (ConfigError, EmbeddingError) as exc:
+                    self.fallback_reason = str(exc)
+                    log.warning(
+                        "embedding.backend=auto: ONNX Runtime cannot run %r, using torch instead "
+                        "(same vectors, slower; set embedding.backend=torch to silence this): %s",
+                        self.model_name,
+                        exc,
+                    )
+                    self._chosen = _torch_embedder(self._settings)
+            return self._chosen
+
+    @property
+    def dimension(self) -> int:
+        return self._pick().dimension
+
+    @property
+    def max_tokens(self) -> int | None:
+        return self._pick().max_tokens
+
+    def token_count(self, text: str) -> int:
+        return self._pick().token_count(text)
+
+    def encode(self, texts: Sequence[str]) -> Matrix:
+        return self._pick().encode(texts)
+
+
+def _torch_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(
+        settings.model,
+        batch_size=settings.batch_size,
+        device=settings.device,
+        threads=settings.threads,
+        query_threads=settings.query_threads,
+    )
+
+
 def create_embedder(settings: EmbeddingSettings) -> Embedder:
     if settings.provider == "sentence-transformers":
         if settings.backend == "onnx":
             return _onnx_embedder(settings)
-        return SentenceTransformerEmbedder(
-            settings.model,
-            batch_size=settings.batch_size,
-            device=settings.device,
-            threads=settings.threads,
-            query_threads=settings.query_threads,
-        )
+        if settings.backend == "auto" and settings.device == "cpu":
+            return AutoSentenceEmbedder(settings)
+        return _torch_embedder(settings)  # torch, or a GPU device (ONNX Runtime runs here on the CPU)
     if settings.provider == "openai":
         return OpenAIEmbedder(settings)
     raise ConfigError(f"embedding.provider: unknown provider {settings.provider!r}")
+
+
+def default_onnx_cache() -> Path:
+    """``$XDG_CACHE_HOME/hipporag-neo4j/onnx``, or ``~/.cache/hipporag-neo4j/onnx``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "hipporag-neo4j" / "onnx"
 
 
 def _onnx_embedder(settings: EmbeddingSettings) -> OnnxSentenceEmbedder:
@@ -276,11 +352,11 @@ def _onnx_embedder(settings: EmbeddingSettings) -> OnnxSentenceEmbedder:
             f"embedding.backend='onnx' needs a local model directory (or {sorted(PACKAGED_MODELS)[0]!r}); "
             f"{name!r} is not one"
         )
-    cache = settings.onnx_cache_dir or str(Path.home() / ".cache" / "hipporag-neo4j" / "onnx")
+    cache = Path(settings.onnx_cache_dir).expanduser() if settings.onnx_cache_dir else default_onnx_cache()
     return OnnxSentenceEmbedder(
         name,
         model_dir,
-        Path(cache).expanduser(),
+        cache,
         batch_size=settings.batch_size,
         threads=settings.threads,
         query_threads=settings.query_threads,

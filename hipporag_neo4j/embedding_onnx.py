@@ -1,4 +1,4 @@
-"""A sentence-transformers model run by ONNX Runtime (``embedding.backend = "onnx"``).
+"""A sentence-transformers model run by ONNX Runtime (``embedding.backend`` auto, the default, or onnx).
 
 sentence-transformers' own ``backend="onnx"`` needs optimum-onnx, which pins transformers < 4.58; so the
 model is exported here, once, with ``torch.onnx`` from the same local model directory (never downloaded),
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import warnings
 from collections.abc import Sequence
@@ -67,8 +68,7 @@ def export_model(model_dir: Path, target: Path) -> None:
         import onnx  # noqa: F401
     except ImportError as exc:
         raise EmbeddingError(
-            "embedding.backend='onnx' exports the model once with torch.onnx, which needs the onnx package "
-            "(pip install 'hipporag-neo4j[onnx]')"
+            "the ONNX export needs the onnx package (a dependency of hipporag-neo4j: pip install onnx)"
         ) from exc
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModel.from_pretrained(str(model_dir)).eval()
@@ -88,7 +88,8 @@ def export_model(model_dir: Path, target: Path) -> None:
 
     sample = tokenizer(["an example", "a second, longer example text"], padding=True, return_tensors="pt")
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".partial")
+    # a name of its own per process: two processes exporting at once never write into one file
+    partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.partial")
     axes = {name: {0: "batch", 1: "tokens"} for name in _INPUTS}
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer notes on branches that are constant for an encoder
@@ -102,7 +103,7 @@ def export_model(model_dir: Path, target: Path) -> None:
             opset_version=17,
             dynamo=False,
         )
-    partial.replace(target)  # a crash mid-export never leaves a truncated model behind
+    partial.replace(target)  # atomic: a crash mid-export never leaves a truncated model behind
 
 
 class OnnxSentenceEmbedder:
@@ -125,6 +126,7 @@ class OnnxSentenceEmbedder:
         self.threads = threads
         self.query_threads = query_threads
         self._lock = threading.Lock()
+        self._tokenize_lock = threading.Lock()  # a fast tokenizer is not safe across threads
         self._tokenizer: Any = None
         self._sessions: dict[int | None, Any] = {}
         self._max_tokens: int | None = None
@@ -136,7 +138,7 @@ class OnnxSentenceEmbedder:
                     import onnxruntime as ort  # type: ignore[import-untyped]
                 except ImportError as exc:
                     raise EmbeddingError(
-                        "embedding.backend='onnx' needs onnxruntime (pip install 'hipporag-neo4j[onnx]')"
+                        "the ONNX backend needs onnxruntime (pip install onnxruntime onnx)"
                     ) from exc
                 from transformers import AutoTokenizer
 
@@ -163,6 +165,10 @@ class OnnxSentenceEmbedder:
                     ) from exc
             return self._sessions[threads]
 
+    def prepare(self) -> None:
+        """Export (once, into the cache) and open the model now; :class:`EmbeddingError` when it cannot."""
+        self._session(self.threads)
+
     @property
     def dimension(self) -> int:
         return int(self.encode(["dimension probe"]).shape[1])
@@ -174,7 +180,8 @@ class OnnxSentenceEmbedder:
 
     def token_count(self, text: str) -> int:
         self._session(self.threads)
-        return len(self._tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+        with self._tokenize_lock:
+            return len(self._tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
 
     def encode(self, texts: Sequence[str]) -> Matrix:
         session = self._session(self.query_threads if len(texts) <= QUERY_BATCH else self.threads)
@@ -184,13 +191,14 @@ class OnnxSentenceEmbedder:
         out: Matrix | None = None
         for start in range(0, len(texts), self.batch_size):
             rows = order[start : start + self.batch_size]
-            batch = self._tokenizer(
-                [texts[i] for i in rows],
-                padding=True,
-                truncation=True,
-                max_length=self._max_tokens,
-                return_tensors="np",
-            )
+            with self._tokenize_lock:
+                batch = self._tokenizer(
+                    [texts[i] for i in rows],
+                    padding=True,
+                    truncation=True,
+                    max_length=self._max_tokens,
+                    return_tensors="np",
+                )
             feed = {name: batch[name].astype(np.int64) for name in _INPUTS if name in batch}
             if "token_type_ids" not in feed:
                 feed["token_type_ids"] = np.zeros_like(feed["input_ids"])

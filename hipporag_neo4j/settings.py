@@ -208,11 +208,13 @@ class EmbeddingSettings(_Group):
     )
     batch_size: int = Field(64, ge=1, le=4096)
     device: str = Field("cpu", description="torch device for sentence-transformers.")
-    backend: Literal["torch", "onnx"] = Field(
-        "torch",
-        description="How a sentence-transformers model runs: torch, or ONNX Runtime (pip install "
-        "'hipporag-neo4j[onnx]'; exported once from the local model directory into onnx_cache_dir; "
-        "1.6x (passages) to 7x (phrases) the texts/s of torch measured on 2 busy cores, cosine 0.9999995).",
+    backend: Literal["auto", "torch", "onnx"] = Field(
+        "auto",
+        description="How a sentence-transformers model runs: auto = ONNX Runtime when the model can be "
+        "exported (a local mean-pooling model such as the default), else torch with a warning naming why; "
+        "onnx = ONNX Runtime or an error; torch = torch. The ONNX export is made once per model into "
+        "onnx_cache_dir. Measured: the same vectors (cosine >= 0.9999), 1.6x (passages) to 7x (phrases) "
+        "the texts/s of torch on 2 busy cores (benchmarks/README.md).",
     )
     threads: int | None = Field(
         None, ge=1, description="CPU threads for batch encoding (indexing); unset = the library default."
@@ -224,7 +226,9 @@ class EmbeddingSettings(_Group):
         "shared cores (measured 20 ms vs 52 ms p50 on 2 busy cores); unset = same as threads.",
     )
     onnx_cache_dir: str | None = Field(
-        None, description="Where ONNX exports are kept (backend=onnx); default ~/.cache/hipporag-neo4j/onnx."
+        None,
+        description="Where ONNX exports are kept (backend auto or onnx); default "
+        "$XDG_CACHE_HOME/hipporag-neo4j/onnx (~/.cache/hipporag-neo4j/onnx).",
     )
     base_url: str | None = Field(None, description="OpenAI-compatible embedding endpoint (provider=openai).")
     api_key: SecretStr | None = None
@@ -293,6 +297,20 @@ class RetrievalSettings(_Group):
         True,
         description="hipporag2: also seed the phrases the query's named entities link to (HippoRAG 1's "
         "seeds, weight 1 / passage count); off = HippoRAG 2's fact seeds only.",
+    )
+    query_blas_threads: int | None = Field(
+        1,
+        ge=1,
+        description="BLAS threads (numpy's and scipy's OpenBLAS / MKL) while a query is answered, "
+        "process-wide for its duration: 1 avoids thread contention on shared cores (measured 0.61x the "
+        "default mode's p50, same rankings: benchmarks/README.md); unset = the library's own count.",
+    )
+    entity_seed_source: Literal["ner", "query_phrases"] = Field(
+        "ner",
+        description="hipporag2 entity seeds (with entity_seeds on): the query NER's names, each encoded and "
+        "linked to its nearest phrase (ner), or the graph phrases found verbatim in the query "
+        "(query_phrases: no NER model and no extra encoding on the query path; benchmarks/README.md "
+        "has both measured on MuSiQue and HotpotQA).",
     )
     passage_node_weight: float = Field(
         0.05, ge=0.0, description="hipporag2: weight of a passage node's normalised dense score in the reset."

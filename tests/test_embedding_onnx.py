@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hipporag_neo4j.embedding import SentenceTransformerEmbedder, create_embedder
+from hipporag_neo4j.embedding import AutoSentenceEmbedder, SentenceTransformerEmbedder, create_embedder
 from hipporag_neo4j.embedding_onnx import OnnxSentenceEmbedder
 from hipporag_neo4j.errors import ConfigError, EmbeddingError
 from hipporag_neo4j.settings import EmbeddingSettings
@@ -74,14 +76,49 @@ def test_onnx_backend_needs_a_local_model_directory(tmp_path: Path) -> None:
         create_embedder(EmbeddingSettings(model=str(tmp_path / "missing"), backend="onnx"))
 
 
-def test_export_without_the_onnx_package_names_the_extra(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_default_backend_is_onnx_runtime_with_the_torch_vectors(tmp_path: Path) -> None:
+    settings = EmbeddingSettings(onnx_cache_dir=str(tmp_path))
+    assert settings.backend == "auto"
+    embedder = create_embedder(settings)
+    assert isinstance(embedder, AutoSentenceEmbedder)
+    vectors = embedder.encode(TEXTS)
+    assert embedder.backend == "onnx" and embedder.fallback_reason is None
+    assert len(list(tmp_path.glob("*.onnx"))) == 1  # exported once into the cache folder
+    reference = SentenceTransformerEmbedder("all-MiniLM-L6-v2").encode(TEXTS)
+    assert (vectors * reference).sum(axis=1).min() > 0.9999
+    assert embedder.dimension == 384 and embedder.max_tokens == 256
+
+
+def test_auto_falls_back_to_torch_with_a_warning_when_onnx_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """torch.onnx.export needs the onnx package: its absence is named with the extra that installs it."""
-    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
-    embedder = create_embedder(EmbeddingSettings(backend="onnx", onnx_cache_dir=str(tmp_path)))
-    with pytest.raises(
-        EmbeddingError, match=r"needs the onnx package \(pip install 'hipporag-neo4j\[onnx\]'\)"
-    ):
-        embedder.encode(["a query"])
-    assert not list(tmp_path.rglob("*.onnx"))
+    monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` raises ImportError
+    with caplog.at_level(logging.WARNING, logger="hipporag_neo4j.embedding"):
+        embedder = create_embedder(EmbeddingSettings(onnx_cache_dir=str(tmp_path)))
+        vectors = embedder.encode(TEXTS[:2])
+    assert isinstance(embedder, AutoSentenceEmbedder) and embedder.backend == "torch"
+    assert "pip install onnx" in caplog.text and "using torch" in caplog.text
+    assert not list(tmp_path.glob("*.onnx"))
+    reference = SentenceTransformerEmbedder("all-MiniLM-L6-v2").encode(TEXTS[:2])
+    assert np.allclose(vectors, reference, atol=1e-6)
+    with pytest.raises(EmbeddingError, match="pip install onnx"):  # asked for explicitly: an error
+        create_embedder(EmbeddingSettings(backend="onnx", onnx_cache_dir=str(tmp_path))).encode(["q"])
+
+
+def test_auto_runs_a_model_without_mean_pooling_on_torch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = Path(SentenceTransformerEmbedder("all-MiniLM-L6-v2")._resolve())
+    model = tmp_path / "cls-model"
+    shutil.copytree(source, model, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
+    for weights in [*source.glob("*.safetensors"), *source.glob("*.bin")]:
+        (model / weights.name).symlink_to(weights)
+    pooling = json.loads((source / "1_Pooling" / "config.json").read_text())
+    pooling.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
+    (model / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    with caplog.at_level(logging.WARNING, logger="hipporag_neo4j.embedding"):
+        embedder = create_embedder(EmbeddingSettings(model=str(model), onnx_cache_dir=str(tmp_path / "c")))
+        vectors = embedder.encode(["a query"])
+    assert isinstance(embedder, AutoSentenceEmbedder) and embedder.backend == "torch"
+    assert "mean-pooling" in caplog.text
+    assert vectors.shape == (1, 384)

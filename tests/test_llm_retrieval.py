@@ -105,6 +105,23 @@ def test_recognition_filter_keeps_the_facts_the_llm_chose(memory: HippoRAG, llm_
     assert llm_server.unmatched == []
 
 
+def test_query_phrase_seeds_skip_the_query_ner(memory: HippoRAG, llm_server: ReplayServer) -> None:
+    llm_server.script(
+        Reply.completion('{"fact": [["austria", "joined", "european union"]]}'), system=FILTER, repeat=True
+    )
+    memory.settings.retrieval.entity_seed_source = "query_phrases"
+    result = memory.retrieve(QUESTION, top_k=3)
+    assert llm_server.requests_to(QUERY_NER) == []  # no NER on the query path
+    assert "query_ner" not in result.timings and "link" in result.timings
+    assert {link.phrase for link in result.linked} == {"danube", "european union"}  # verbatim in the query
+    assert all(link.similarity == 1.0 for link in result.linked)
+    assert sorted(result.query_entities) == ["danube", "european union"]
+    assert result.passages[0].passage.id == "austria"
+    memory.settings.retrieval.entity_seed_source = "ner"
+    again = memory.retrieve(QUESTION, top_k=3)
+    assert len(llm_server.requests_to(QUERY_NER)) == 1 and "query_ner" in again.timings
+
+
 @pytest.mark.parametrize(
     "reply",
     [

@@ -13,10 +13,12 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -39,6 +41,26 @@ from hipporag_neo4j.stores.base import GraphJoin, GraphStore, Matrix, PassageSco
 from hipporag_neo4j.text import normalize_phrase
 
 log = logging.getLogger(__name__)
+
+_blas_lock = threading.Lock()
+_blas_controller: Any = None
+
+
+@contextmanager
+def blas_threads(threads: int | None) -> Iterator[None]:
+    """numpy's BLAS limited to ``threads`` for the block (process-wide, as BLAS pools are); None: as is."""
+    global _blas_controller
+    if threads is None:
+        yield
+        return
+    with _blas_lock:
+        if _blas_controller is None:
+            import scipy.linalg  # noqa: F401  (loads scipy's own BLAS, which the walk uses, first)
+            from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
+
+            _blas_controller = ThreadpoolController()  # inspects the loaded libraries once
+    with _blas_controller.limit(limits=threads, user_api="blas"):
+        yield
 
 
 def check_graph_mode(mode: RetrievalMode) -> None:
@@ -127,6 +149,22 @@ class Retriever:
         timings["link"] = time.perf_counter() - t
         return linked
 
+    def _query_phrase_links(self, query: str, timings: dict[str, float]) -> list[LinkedPhrase]:
+        """The graph phrases found verbatim in the query, as links (no NER, no encoding)."""
+        t = time.perf_counter()
+        linked = [
+            LinkedPhrase(
+                query_entity=hit.name,
+                phrase_id=hit.id,
+                phrase=hit.name,
+                similarity=1.0,
+                weight=self._weight(hit.passage_count),
+            )
+            for hit in phrases_in_query(self.store, query)
+        ]
+        timings["link"] = time.perf_counter() - t
+        return linked
+
     def _weight(self, passage_count: int) -> float:
         if self.settings.use_specificity and passage_count > 0:
             return 1.0 / passage_count
@@ -187,6 +225,17 @@ class Retriever:
         """Passages for ``query``; ``node_links`` (phrases linked to seed nodes) are seeded with the query's
         entities, and ``join`` runs PPR over the joined graph (graph modes only). An empty query is
         answered from ``node_links`` alone (hipporag and hipporag2)."""
+        with blas_threads(self.settings.query_blas_threads):
+            return self._retrieve_any(query, mode, top_k, join, node_links)
+
+    def _retrieve_any(
+        self,
+        query: str,
+        mode: RetrievalMode | None,
+        top_k: int | None,
+        join: GraphJoin | None,
+        node_links: Sequence[LinkedPhrase],
+    ) -> RetrievalResult:
         mode = mode or self.settings.mode
         top_k = top_k or self.settings.top_k
         if join is not None or node_links or not query:
@@ -308,13 +357,18 @@ class Retriever:
                 self.store, query, None, self.settings, top_k, 0, None, timings, node_links, join
             )
             return self._hipporag2_result(query, top_k, run, [], [], note, timings, started)
-        if self.settings.entity_seeds:
+        from_phrases = self.settings.entity_seeds and self.settings.entity_seed_source == "query_phrases"
+        if self.settings.entity_seeds and not from_phrases:
             t = time.perf_counter()
             found, note = self.query_entities(query)
             entities = [e for e in dict.fromkeys(found) if normalize_phrase(e)]
             timings["query_ner"] = time.perf_counter() - t
         query_vector, entity_vectors = self._encode(query, entities, timings)
-        linked = self.link(query, entities, entity_vectors, timings) if entities else []
+        if from_phrases:
+            linked = self._query_phrase_links(query, timings)
+            entities = [item.query_entity for item in linked]
+        else:
+            linked = self.link(query, entities, entity_vectors, timings) if entities else []
         use_filter = self.fact_filter if self.settings.recognition_filter else None
         # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
         limit = top_k if self.settings.combine_alpha is None else pool
