@@ -347,6 +347,12 @@ def server(
         yield proc
     finally:
         proc.terminate()
+        if request.param == "neo4j":  # module-scoped: the per-test clean-up never sees this namespace
+            import neo4j_support
+
+            server_found = neo4j_support.server_found()
+            if server_found is not None:
+                neo4j_support.delete_namespaces(server_found, [n4j.namespace])
 
 
 def _get(server: ServerProcess, path: str, key: str | None = KEY, **params: Any) -> httpx.Response:

@@ -115,7 +115,7 @@ def test_index_query_every_mode_list_reindex_delete_reembed_doctor(cli: Cli, tmp
     assert "member of its Alzheimer's center" in found["passages"][0]["passage"]["text"]
 
     code, out = cli("delete", "lab", "missing-id")
-    assert code == 3 and "deleted 1 passages (1 not found)" in out
+    assert code == 3 and "deleted 1 passage (1 not found)" in out
     assert cli.json("stats")["passages"] == 1
 
     counts = cli.json("reembed")
@@ -200,6 +200,8 @@ def test_link_about_browser_queries_unlink_over_a_user_graph(cli: Cli, tmp_path:
         "name": phrase,
         "node_id": ids["person"],
         "types": ["WORKS_AT"],
+        "names": [phrase],
+        "ids": ["lab"],
     }
     ran = {}
     for name in EXPLORE:
@@ -211,6 +213,10 @@ def test_link_about_browser_queries_unlink_over_a_user_graph(cli: Cli, tmp_path:
     assert hubs and [h["passages"] for h in hubs] == sorted((h["passages"] for h in hubs), reverse=True)
     assert ran["explore_passage"][0]["d"]["id"] == "lab" and ran["explore_passage"][0]["phrases"]
     assert ran["explore_phrase"][0]["p"]["name"] == phrase and ran["explore_phrase"][0]["passages"]
+    answer = ran["explore_answer"]  # the explorer's Ask view: the passages and the phrases it drew
+    assert [d["id"] for d in answer[0]["passages"]] == ["lab"] and answer[0]["links"], answer
+    node = ran["explore_node"]  # the explorer's view of one of your nodes: its links and relationships
+    assert node[0]["n"]["name"] == "Thomas Müller" and node[0]["links"] and node[0]["relationships"], node
     for name in ("explore_same_as", "explore_joined_node", "explore_joined_passage", "explore_joined_paths"):
         assert ran[name], f"{name} returned nothing over a linked graph"
     assert set(ran) == set(EXPLORE)

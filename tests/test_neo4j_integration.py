@@ -317,7 +317,7 @@ def test_tiny_seed_weights_and_every_engine_agree_on_both_walks(
 
 def test_projections_are_versioned_per_kind_and_dropped_on_close(settings: Neo4jSettings) -> None:
     """With GDS: one projection per kind, named for the namespace, dropped on close. Without: no
-    projection at all (``gds_projections`` is empty), the in-process engine caches one graph per kind."""
+    projection at all (``gds_projections`` is empty), the in-process copy reads the graph once per version."""
     store = open_store(settings)
     phrases, records = chain_corpus(4)
     store.write_passages(phrases, records)
@@ -328,8 +328,12 @@ def test_projections_are_versioned_per_kind_and_dropped_on_close(settings: Neo4j
     if not has_gds(settings):
         assert held == []
         engine = store.ppr_engine()
-        assert isinstance(engine, LocalPpr)
-        assert sorted(with_passages for with_passages, _ in engine.graphs) == [False, True]
+        assert isinstance(engine, LocalPpr) and engine.copy is not None
+        # one read of the graph served both kinds of walk; asking again at the same version reads nothing
+        assert engine.copy.reads.get("graph") == 1, engine.copy.reads
+        store.graph_passage_scores({"ph0": 1.0}, 0.5, 100, 1e-8, 3, 1)
+        store.passage_node_scores({"ph0": 1.0}, {"p1": 0.1}, 0.5, 100, 1e-8, 3, 1)
+        assert engine.copy.reads.get("graph") == 1, engine.copy.reads
         store.close()
         return
     assert len(held) == 2 and all(name.startswith(prefix) for name in held)
