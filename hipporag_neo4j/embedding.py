@@ -287,6 +287,7 @@ class AutoSentenceEmbedder:
                     onnx = _onnx_embedder(self._settings)
                     onnx.prepare()
                     self._chosen = onnx
+                    log.info("Loaded embedding model %r on ONNX Runtime", self.model_name)
                 except (ConfigError, EmbeddingError) as exc:
                     self.fallback_reason = str(exc)
                     log.warning(
