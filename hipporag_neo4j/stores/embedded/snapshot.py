@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from hipporag_neo4j.linking.joined import JoinedMatrix
 from hipporag_neo4j.ppr import FactorisedPpr, node_strengths, symmetric_adjacency, transition_matrix
-from hipporag_neo4j.stores.base import Matrix
+from hipporag_neo4j.stores.base import Matrix, PassageScore
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
 from hipporag_neo4j.stores.embedded.strings import StringTable
 
@@ -193,6 +193,61 @@ class GraphSnapshot:
 
     def passage_position(self, passage_id: str) -> int | None:
         return self.passage_ids.find(passage_id)
+
+    def passage_walk_reset(
+        self, phrase_seeds: dict[str, float], passage_seeds: dict[str, float]
+    ) -> npt.NDArray[np.float64]:
+        """The reset vector of HippoRAG 2's walk over phrases then passages (positive weights only)."""
+        n_phrases = len(self.phrases.ids)
+        reset = np.zeros(n_phrases + len(self.passage_ids), dtype=np.float64)
+        for phrase_id, weight in phrase_seeds.items():
+            position = self.phrases.position(phrase_id)
+            if position is not None and weight > 0:
+                reset[position] += weight
+        positions = self.passage_ids.find_many(list(passage_seeds))
+        for position, weight in zip(positions, passage_seeds.values(), strict=True):
+            if position is not None and weight > 0:
+                reset[n_phrases + position] += weight
+        return reset
+
+    def rank_by_mentions(
+        self, ppr: npt.NDArray[np.float64], limit: int, explain_phrases: int
+    ) -> list[PassageScore]:
+        """HippoRAG's passage score, occurrences x phrase PPR, best first (ties by position), each with the
+        phrases that contributed most."""
+        scores = self.mentions @ ppr
+        order = np.argsort(-scores, kind="stable")[:limit]
+        order = order[scores[order] > 0]
+        # contribution of each (passage, phrase) = count x PPR, for the selected rows only
+        contributions = self.mentions[order].multiply(ppr).tocsr()
+        results = []
+        passage_ids = self.passage_ids.take(order)
+        for row, i in enumerate(order):
+            start, end = contributions.indptr[row], contributions.indptr[row + 1]
+            values, columns = contributions.data[start:end], contributions.indices[start:end]
+            best = np.argsort(-values, kind="stable")[:explain_phrases]
+            top = [(self.phrases.names[columns[b]], float(values[b])) for b in best]
+            results.append(PassageScore(passage_ids[row], float(scores[i]), top))
+        return results
+
+    def rank_passage_nodes(
+        self, ppr: npt.NDArray[np.float64], limit: int, explain_phrases: int
+    ) -> list[PassageScore]:
+        """HippoRAG 2's passage score, the passage node's own PPR (``ppr`` over phrases then passages),
+        best first, each with its mentioned phrases of highest PPR."""
+        n_phrases = len(self.phrases.ids)
+        scores = ppr[n_phrases:]
+        order = np.argsort(-scores, kind="stable")[:limit]
+        order = order[scores[order] > 0]
+        phrase_scores = ppr[:n_phrases]
+        results = []
+        for i, passage_id in zip(order, self.passage_ids.take(order), strict=True):
+            start, end = self.mentions.indptr[i], self.mentions.indptr[i + 1]
+            columns = self.mentions.indices[start:end]
+            best = columns[np.argsort(-phrase_scores[columns], kind="stable")[:explain_phrases]]
+            top = [(self.phrases.names[c], float(phrase_scores[c])) for c in best]
+            results.append(PassageScore(passage_id, float(scores[i]), top))
+        return results
 
     def passage_graph(self) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
         """Transition matrix and dangling mask of HippoRAG 2's graph: the phrase graph plus one node per

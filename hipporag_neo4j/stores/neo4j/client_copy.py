@@ -456,19 +456,7 @@ class ClientCopy:
         if limit <= 0:
             return []
         graph, ppr = self.phrase_ppr(seeds, damping, max_iterations, tolerance)
-        scores = graph.mentions @ ppr
-        order = np.argsort(-scores, kind="stable")[:limit]
-        order = order[scores[order] > 0]
-        contributions = graph.mentions[order].multiply(ppr).tocsr()
-        results = []
-        passage_ids = graph.passage_ids.take(order)
-        for row, i in enumerate(order):
-            start, end = contributions.indptr[row], contributions.indptr[row + 1]
-            values, columns = contributions.data[start:end], contributions.indices[start:end]
-            best = np.argsort(-values, kind="stable")[:explain_phrases]
-            top = [(graph.phrases.names[columns[b]], float(values[b])) for b in best]
-            results.append(PassageScore(passage_ids[row], float(scores[i]), top))
-        return results
+        return graph.rank_by_mentions(ppr, limit, explain_phrases)
 
     def passage_node_scores(
         self,
@@ -486,31 +474,11 @@ class ClientCopy:
         view = self._part("graph")
         graph = view.graph
         assert graph is not None
-        n_phrases = len(graph.phrases.ids)
-        reset = np.zeros(n_phrases + len(graph.passage_ids), dtype=np.float64)
-        for phrase_id, weight in phrase_seeds.items():
-            position = graph.phrases.position(phrase_id)
-            if position is not None and weight > 0:
-                reset[position] += weight
-        positions = graph.passage_ids.find_many(list(passage_seeds))
-        for position, weight in zip(positions, passage_seeds.values(), strict=True):
-            if position is not None and weight > 0:
-                reset[n_phrases + position] += weight
+        reset = graph.passage_walk_reset(phrase_seeds, passage_seeds)
         if reset.sum() <= 0:
             return []
         ppr = self._cached_ppr(view.lock, graph, reset, damping, max_iterations, tolerance)
-        scores = ppr[n_phrases:]
-        order = np.argsort(-scores, kind="stable")[:limit]
-        order = order[scores[order] > 0]
-        phrase_scores = ppr[:n_phrases]
-        results = []
-        for i, passage_id in zip(order, graph.passage_ids.take(order), strict=True):
-            start, end = graph.mentions.indptr[i], graph.mentions.indptr[i + 1]
-            columns = graph.mentions.indices[start:end]
-            best = columns[np.argsort(-phrase_scores[columns], kind="stable")[:explain_phrases]]
-            top = [(graph.phrases.names[c], float(phrase_scores[c])) for c in best]
-            results.append(PassageScore(passage_id, float(scores[i]), top))
-        return results
+        return graph.rank_passage_nodes(ppr, limit, explain_phrases)
 
     def _cached_ppr(
         self,
