@@ -263,11 +263,11 @@ def test_string_table_bulk_lookups_agree_with_single_ones() -> None:
 def test_a_graph_version_that_serves_several_queries_switches_to_exact_factorised_ppr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hipporag_neo4j.stores.embedded import store as store_module
+    from hipporag_neo4j.stores.embedded import snapshot as snapshot_module  # where the solver is made
 
     built: list[float] = []
-    real = store_module.FactorisedPpr
-    monkeypatch.setattr(store_module, "FactorisedPpr", lambda a, d: built.append(d) or real(a, d))
+    real = snapshot_module.FactorisedPpr
+    monkeypatch.setattr(snapshot_module, "FactorisedPpr", lambda a, d: built.append(d) or real(a, d))
     store = _open(tmp_path / "store")
     _index(store, ALL)
     seeds = {make_phrase_id(n): w for n, w in (("thomas", 1.0), ("harvard", 0.5))}

@@ -7,8 +7,10 @@ indices), so a snapshot can be persisted beside SQLite and memory-mapped on the 
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections import OrderedDict
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,12 +19,28 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from hipporag_neo4j.linking.joined import JoinedMatrix
-from hipporag_neo4j.ppr import FactorisedPpr, node_strengths, symmetric_adjacency, transition_matrix
+from hipporag_neo4j.ppr import (
+    FactorisedPpr,
+    forward_push,
+    node_strengths,
+    symmetric_adjacency,
+    transition_matrix,
+)
 from hipporag_neo4j.stores.base import Matrix, PassageScore
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
 from hipporag_neo4j.stores.embedded.strings import StringTable
 
 _FETCH = 20_000  # rows per fetch when streaming vectors out of SQLite
+
+
+#: PPR vectors kept per graph version (HippoRAG 2's walk: repeated queries are free).
+PPR_CACHE_SIZE = 256
+#: Exact PPR by factorisation (ppr.FactorisedPpr) on phrase graphs up to this size, from the query after
+#: these many on one graph version, unless its factors hold more than this many times the graph's
+#: non-zeros (MuSiQue: 12.6x).
+FACTORISE_MAX_PHRASES = 50_000
+FACTORISE_AFTER_QUERIES = 3
+FACTORISE_MAX_FILL = 40
 
 
 def blob_to_matrix(blobs: list[bytes], dim: int) -> Matrix:
@@ -183,7 +201,7 @@ class GraphSnapshot:
     facts: FactIndex | None = None  # loaded on first fact search
     joined: dict[tuple[tuple[str, ...], bool], JoinedMatrix] = field(default_factory=dict, repr=False)
     ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
-    # exact PPR on the phrase graph, per damping (None: not worth it); see EmbeddedStore._factorised
+    # exact PPR on the phrase graph, per damping (None: not worth it); see GraphSnapshot._factorised
     factorised: dict[float, FactorisedPpr | None] = field(default_factory=dict, repr=False)
     phrase_ppr_queries: int = 0
 
@@ -193,6 +211,82 @@ class GraphSnapshot:
 
     def passage_position(self, passage_id: str) -> int | None:
         return self.passage_ids.find(passage_id)
+
+    def phrase_reset(self, seeds: dict[str, float]) -> npt.NDArray[np.float64]:
+        """The reset vector over the phrase graph (positive weights only; unknown ids are left out)."""
+        reset = np.zeros(len(self.phrases.ids), dtype=np.float64)
+        for phrase_id, weight in seeds.items():
+            position = self.phrases.position(phrase_id)
+            if position is not None and position < len(reset) and weight > 0:
+                reset[position] += weight
+        return reset
+
+    def phrase_ppr(
+        self,
+        lock: AbstractContextManager[Any],
+        seeds: dict[str, float],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+    ) -> npt.NDArray[np.float64]:
+        """PPR over the phrase graph: forward push (its cost follows the seeds' neighbourhood; each score
+        at most tolerance x strength / (1 - damping) below the exact one), or the exact factorised solve
+        once this version has served a few queries. ``lock`` guards the snapshot's caches."""
+        reset = self.phrase_reset(seeds)
+        if reset.sum() <= 0:
+            return np.zeros_like(reset)
+        solver = self._factorised(lock, damping)
+        if solver is not None:
+            return solver.scores(reset)
+        return forward_push(self.transition, self.strength, reset, damping, tolerance, max_iterations)
+
+    def _factorised(self, lock: AbstractContextManager[Any], damping: float) -> FactorisedPpr | None:
+        """The factorised solver for ``damping``, made on the query after ``FACTORISE_AFTER_QUERIES`` of
+        this version (MuSiQue: it costs about 30 push queries, then each query is ~8x cheaper, so a store
+        written between single queries never pays for it); None where push stays cheaper."""
+        n_phrases = self.adjacency.shape[0]
+        with lock:
+            if damping in self.factorised:
+                return self.factorised[damping]
+            self.phrase_ppr_queries += 1
+            if (
+                self.phrase_ppr_queries <= FACTORISE_AFTER_QUERIES
+                or n_phrases > FACTORISE_MAX_PHRASES
+                or not 0.0 < damping < 1.0
+            ):
+                return None
+        solver = FactorisedPpr(self.adjacency, damping)
+        # factors much denser than the graph: push stays cheaper
+        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(self.adjacency.nnz, 1) else None
+        with lock:
+            self.factorised[damping] = kept
+        return kept
+
+    def passage_walk_ppr(
+        self,
+        lock: AbstractContextManager[Any],
+        reset: npt.NDArray[np.float64],
+        damping: float,
+        max_iterations: int,
+        tolerance: float,
+    ) -> npt.NDArray[np.float64]:
+        """PPR on the phrase + passage graph by forward push, cached per reset vector in the snapshot
+        (which lives for one graph version, so the cache never serves a changed graph)."""
+        key = hashlib.blake2b(reset.tobytes(), digest_size=16)
+        key.update(np.array([damping, max_iterations, tolerance], dtype=np.float64).tobytes())
+        digest = key.digest()
+        with lock:
+            cached = self.ppr_cache.get(digest)
+            if cached is not None:
+                self.ppr_cache.move_to_end(digest)
+                return cached
+        transition, _ = self.passage_graph()
+        ppr = forward_push(transition, self.passage_strength(), reset, damping, tolerance, max_iterations)
+        with lock:
+            self.ppr_cache[digest] = ppr
+            while len(self.ppr_cache) > PPR_CACHE_SIZE:
+                self.ppr_cache.popitem(last=False)
+        return ppr
 
     def passage_walk_reset(
         self, phrase_seeds: dict[str, float], passage_seeds: dict[str, float]

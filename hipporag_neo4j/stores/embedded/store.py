@@ -12,7 +12,6 @@ version instead of rebuilt.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -29,7 +28,7 @@ from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.linking.embedded import read_join_edges
 from hipporag_neo4j.linking.joined import JoinedMatrix, join_adjacency
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
-from hipporag_neo4j.ppr import FactorisedPpr, forward_push
+from hipporag_neo4j.ppr import forward_push
 from hipporag_neo4j.sqlite_support import chunks, placeholders, set_wal
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
@@ -62,13 +61,6 @@ from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, Ph
 log = logging.getLogger(__name__)
 
 DB_FILE = "graph.sqlite"
-_PPR_CACHE_SIZE = 256  # PPR vectors kept per graph version (HippoRAG 2 walk; repeated queries are free)
-# exact PPR by factorisation (ppr.FactorisedPpr) on phrase graphs up to this size, from the query after
-# these many on one graph version, unless its factors hold more than this many times the graph's
-# non-zeros (MuSiQue: 12.6x)
-_FACTORISE_MAX_PHRASES = 50_000
-_FACTORISE_AFTER_QUERIES = 3
-_FACTORISE_MAX_FILL = 40
 _MAX_PATH_BYTES = 504  # measured: SQLite's 512-byte path limit, less room for the "-wal" suffix
 
 _TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases", "fact": "facts"}
@@ -585,42 +577,7 @@ class EmbeddedStore:
         max_iterations: int,
         tolerance: float,
     ) -> np.ndarray:
-        reset = np.zeros(len(graph.phrases.ids), dtype=np.float64)
-        for phrase_id, weight in seeds.items():
-            position = graph.phrases.position(phrase_id)
-            if position is not None and position < len(reset) and weight > 0:
-                reset[position] += weight
-        if reset.sum() <= 0:
-            return np.zeros_like(reset)
-        solver = self._factorised(graph, damping)
-        if solver is not None:
-            return solver.scores(reset)
-        # forward push: its cost follows the seeds' neighbourhood, not the graph (1M phrases: ~9x less
-        # than power iteration, benchmarks/results/ppr.md); each score is at most
-        # tolerance x strength / (1 - damping) below the exact one
-        return forward_push(graph.transition, graph.strength, reset, damping, tolerance, max_iterations)
-
-    def _factorised(self, graph: GraphSnapshot, damping: float) -> FactorisedPpr | None:
-        """Exact PPR by one factorisation of a small phrase graph, once its version has served a few
-        queries: on MuSiQue's graph the factorisation costs about 30 push queries and then makes each
-        query ~8x cheaper, so a store written between single queries never pays for it."""
-        n_phrases = graph.adjacency.shape[0]
-        with self._lock:
-            if damping in graph.factorised:
-                return graph.factorised[damping]
-            graph.phrase_ppr_queries += 1
-            if (
-                graph.phrase_ppr_queries <= _FACTORISE_AFTER_QUERIES
-                or n_phrases > _FACTORISE_MAX_PHRASES
-                or not 0.0 < damping < 1.0
-            ):
-                return None
-        solver = FactorisedPpr(graph.adjacency, damping)
-        # factors much denser than the graph: push stays cheaper
-        kept = solver if solver.factor_nonzeros <= _FACTORISE_MAX_FILL * max(graph.adjacency.nnz, 1) else None
-        with self._lock:
-            graph.factorised[damping] = kept
-        return kept
+        return graph.phrase_ppr(self._lock, seeds, damping, max_iterations, tolerance)
 
     def _joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         """The snapshot's graph joined with ``enterprise.sqlite`` beside it; cached per relationship types
@@ -680,11 +637,7 @@ class EmbeddedStore:
         if join is None:
             ppr = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
         else:
-            reset = np.zeros(graph.adjacency.shape[0], dtype=np.float64)
-            for phrase_id, weight in seeds.items():
-                position = graph.phrases.position(phrase_id)
-                if position is not None and position < len(reset) and weight > 0:
-                    reset[position] += weight
+            reset = graph.phrase_reset(seeds)
             joined = self._joined(graph, join, with_passages=False)
             ppr = self._joined_ppr(graph, joined, reset, damping, max_iterations, tolerance)
         return graph.rank_by_mentions(ppr, limit, explain_phrases)
@@ -741,33 +694,11 @@ class EmbeddedStore:
         if reset.sum() <= 0:
             return []
         if join is None:
-            ppr = self._cached_ppr(graph, reset, damping, max_iterations, tolerance)
+            ppr = graph.passage_walk_ppr(self._lock, reset, damping, max_iterations, tolerance)
         else:
             joined = self._joined(graph, join, with_passages=True)
             ppr = self._joined_ppr(graph, joined, reset, damping, max_iterations, tolerance)
         return graph.rank_passage_nodes(ppr, limit, explain_phrases)
-
-    def _cached_ppr(
-        self, graph: GraphSnapshot, reset: np.ndarray, damping: float, max_iterations: int, tolerance: float
-    ) -> np.ndarray:
-        """PPR on the phrase + passage graph, cached per reset vector in the snapshot (which lives for one
-        graph version, so the cache never serves a changed graph)."""
-        key = hashlib.blake2b(reset.tobytes(), digest_size=16)
-        key.update(np.array([damping, max_iterations, tolerance], dtype=np.float64).tobytes())
-        digest = key.digest()
-        with self._lock:
-            cached = graph.ppr_cache.get(digest)
-            if cached is not None:
-                graph.ppr_cache.move_to_end(digest)
-                return cached
-        transition, _ = graph.passage_graph()
-        # forward push, as for the phrase graph: each score at most tolerance x strength / (1 - d) low
-        ppr = forward_push(transition, graph.passage_strength(), reset, damping, tolerance, max_iterations)
-        with self._lock:
-            graph.ppr_cache[digest] = ppr
-            while len(graph.ppr_cache) > _PPR_CACHE_SIZE:
-                graph.ppr_cache.popitem(last=False)
-        return ppr
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
         graph = self._graph()

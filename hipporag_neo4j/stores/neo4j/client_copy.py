@@ -30,7 +30,6 @@ Memory is that of the embedded store's snapshot: at 384-d about 1.5 KiB per phra
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,8 +40,6 @@ import scipy.sparse as sp
 
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.ppr import (
-    FactorisedPpr,
-    forward_push,
     node_strengths,
     symmetric_adjacency,
     transition_matrix,
@@ -57,11 +54,6 @@ from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
 MAX_READS = 3
 #: Ids per round trip when reading the vectors of new phrases or facts.
 VECTOR_BATCH = 2000
-# The embedded store's PPR policy (stores/embedded/store.py), kept equal so both stores answer alike.
-PPR_CACHE_SIZE = 256
-FACTORISE_MAX_PHRASES = 50_000
-FACTORISE_AFTER_QUERIES = 3
-FACTORISE_MAX_FILL = 40
 
 
 @dataclass(frozen=True)
@@ -394,26 +386,6 @@ class ClientCopy:
         assert graph is not None
         return graph
 
-    def _factorised(
-        self, view_lock: threading.Lock, graph: GraphSnapshot, damping: float
-    ) -> FactorisedPpr | None:
-        n_phrases = graph.adjacency.shape[0]
-        with view_lock:
-            if damping in graph.factorised:
-                return graph.factorised[damping]
-            graph.phrase_ppr_queries += 1
-            if (
-                graph.phrase_ppr_queries <= FACTORISE_AFTER_QUERIES
-                or n_phrases > FACTORISE_MAX_PHRASES
-                or not 0.0 < damping < 1.0
-            ):
-                return None
-        solver = FactorisedPpr(graph.adjacency, damping)
-        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(graph.adjacency.nnz, 1) else None
-        with view_lock:
-            graph.factorised[damping] = kept
-        return kept
-
     def phrase_ppr(
         self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
     ) -> tuple[GraphSnapshot, np.ndarray]:
@@ -422,19 +394,7 @@ class ClientCopy:
         view = self._part("graph")
         graph = view.graph
         assert graph is not None
-        reset = np.zeros(len(graph.phrases.ids), dtype=np.float64)
-        for phrase_id, weight in seeds.items():
-            position = graph.phrases.position(phrase_id)
-            if position is not None and position < len(reset) and weight > 0:
-                reset[position] += weight
-        if reset.sum() <= 0:
-            return graph, np.zeros_like(reset)
-        solver = self._factorised(view.lock, graph, damping)
-        if solver is not None:
-            return graph, solver.scores(reset)
-        return graph, forward_push(
-            graph.transition, graph.strength, reset, damping, tolerance, max_iterations
-        )
+        return graph, graph.phrase_ppr(view.lock, seeds, damping, max_iterations, tolerance)
 
     def personalized_pagerank(
         self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
@@ -477,30 +437,5 @@ class ClientCopy:
         reset = graph.passage_walk_reset(phrase_seeds, passage_seeds)
         if reset.sum() <= 0:
             return []
-        ppr = self._cached_ppr(view.lock, graph, reset, damping, max_iterations, tolerance)
+        ppr = graph.passage_walk_ppr(view.lock, reset, damping, max_iterations, tolerance)
         return graph.rank_passage_nodes(ppr, limit, explain_phrases)
-
-    def _cached_ppr(
-        self,
-        view_lock: threading.Lock,
-        graph: GraphSnapshot,
-        reset: np.ndarray,
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
-    ) -> np.ndarray:
-        key = hashlib.blake2b(reset.tobytes(), digest_size=16)
-        key.update(np.array([damping, max_iterations, tolerance], dtype=np.float64).tobytes())
-        digest = key.digest()
-        with view_lock:
-            cached = graph.ppr_cache.get(digest)
-            if cached is not None:
-                graph.ppr_cache.move_to_end(digest)
-                return cached
-        transition, _ = graph.passage_graph()
-        ppr = forward_push(transition, graph.passage_strength(), reset, damping, tolerance, max_iterations)
-        with view_lock:
-            graph.ppr_cache[digest] = ppr
-            while len(graph.ppr_cache) > PPR_CACHE_SIZE:
-                graph.ppr_cache.popitem(last=False)
-        return ppr
