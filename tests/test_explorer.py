@@ -8,6 +8,7 @@ the real ``hipporag-neo4j serve`` over it on a free loopback port.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,8 @@ from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.base import GraphEdge, GraphNode, bounded_neighbourhood
 from hipporag_neo4j.text import make_phrase_id
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's package here; elsewhere (the GitHub runner ships Google Chrome) name the binary
+CHROMIUM = Path(os.environ.get("HIPPORAG_TEST_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -397,7 +399,7 @@ def test_explorer_api_over_serve(server: ServerProcess) -> None:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set HIPPORAG_TEST_CHROMIUM)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
