@@ -9,7 +9,7 @@ writes it into a fresh namespace, times:
 * queries: ``graph_passage_scores`` (PPR + Cypher aggregation) and ``dense_passage_scores`` for the
   MuSiQue dev questions, seeds = phrases whose names occur in the question; p50/p95 over warm queries
   (the first graph query, which makes the GDS projection, is reported on its own);
-* delete of everything written (the namespace is left empty unless ``--keep``);
+* delete of everything written, then the namespace dropped (metadata node included) unless ``--keep``;
 * per stage, the client-side time of every Cypher statement (:class:`StatementClock`: round trip, server
   work and decoding), the profile that names the bottleneck.
 
@@ -280,6 +280,7 @@ def run(args: argparse.Namespace, settings: Neo4jSettings) -> dict[str, Any]:
             store.delete_passages([r.passage.id for r in records])
             result["delete_s"] = round(time.perf_counter() - started, 3)
             result["delete_statements"] = clock.take()
+            store.drop_namespace()  # the metadata node too: the database as it was before the run
         clock.__exit__()
         store.close()
     return result

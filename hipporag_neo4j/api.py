@@ -37,6 +37,7 @@ from hipporag_neo4j.retrieval.retriever import Retriever, check_graph_mode
 from hipporag_neo4j.settings import Settings, load_settings
 from hipporag_neo4j.stores.base import (
     DeleteReport,
+    DropReport,
     EmbeddedKind,
     GraphJoin,
     GraphStore,
@@ -453,6 +454,20 @@ class HippoRAG:
         ids, missing = resolve(self.store, keys)
         report = self.store.delete_passages(ids) if ids else DeleteReport()
         report.missing = missing
+        return report
+
+    def drop(self) -> DropReport:
+        """Delete this whole knowledge base: the embedded store's database and snapshot, or every node of
+        the Neo4j namespace with its metadata, projections and (when no other namespace uses them) its
+        vector indexes. Other namespaces and your own nodes stay. Raises :class:`StoreNotFoundError` when
+        there is nothing to drop. Stop servers and indexers of it first."""
+        if self._store is None:
+            self._store = create_store(self.settings)
+        self.require_store()
+        report = self._store.drop_namespace()
+        self._opened = None
+        self._retriever = None
+        self._clue_memory = None
         return report
 
     def list_passages(self, *, limit: int | None = None) -> list[PassageInfo]:

@@ -357,6 +357,55 @@ def delete_cmd(ctx: Context, passage_ids: tuple[str, ...]) -> None:
         sys.exit(EXIT_PARTIAL)
 
 
+@main.command("drop")
+@click.option("--yes", is_flag=True, help="Really delete: without it, only show what would be deleted.")
+@click.pass_obj
+def drop_cmd(ctx: Context, yes: bool) -> None:
+    """Delete the whole knowledge base (the store, or the Neo4j namespace).
+
+    Every passage, phrase, fact and edge goes, with the metadata, links to your own nodes (your nodes
+    stay), GDS projections and the vector indexes no other namespace uses. Other namespaces are untouched.
+    Without --yes it shows what it would delete and exits with 3.
+    """
+    if not yes:
+        stats = _with_memory(ctx, lambda memory: memory.stats())
+        payload = {"dropped": False, "would_remove": stats.model_dump(mode="json")}
+
+        def preview() -> None:
+            click.echo(
+                f"would delete {stats.location}: {plural(stats.passages, 'passage')}, "
+                f"{plural(stats.phrases, 'phrase')}, {plural(stats.facts, 'fact')}; run again with --yes to "
+                "delete"
+            )
+
+        emit(ctx, payload, preview)
+        sys.exit(EXIT_PARTIAL)
+    report = _with_memory(ctx, lambda memory: memory.drop())
+    removed = report.removed
+    payload = {
+        "dropped": removed is not None,
+        "removed": removed.model_dump(mode="json") if removed else None,
+        "projections_dropped": report.projections_dropped,
+        "vector_index_dims_dropped": report.vector_index_dims_dropped,
+    }
+
+    def human() -> None:
+        if removed is None:
+            click.echo("nothing to drop")
+            return
+        click.echo(
+            f"dropped {removed.location}: {plural(removed.passages, 'passage')}, "
+            f"{plural(removed.phrases, 'phrase')}, {plural(removed.facts, 'fact')}"
+        )
+        if report.projections_dropped:
+            click.echo(f"  GDS projections dropped: {', '.join(report.projections_dropped)}")
+        if report.vector_index_dims_dropped:
+            dims = ", ".join(str(d) for d in report.vector_index_dims_dropped)
+            click.echo(f"  vector indexes dropped (dimension no other namespace uses): {dims}")
+
+    emit(ctx, payload, human)
+
+
 @main.command("list")
 @click.option("--limit", type=click.IntRange(1), help="Show at most this many passages.")
 @click.pass_obj

@@ -959,3 +959,58 @@ def test_list_and_chunk_reads_map_records() -> None:
     assert store.passages_by_parent(["d", "d"]) == {"d": ["d#0", "d#1"]}
     assert driver.named("read_passages_by_parent")[0].params["ids"] == ["d"]
     assert store.passages_by_parent([]) == {}
+
+
+def test_drop_namespace_runs_projections_nodes_in_batches_meta_last_then_unused_indexes() -> None:
+    meta = {"schema_version": SCHEMA_VERSION, "embedding_model": "all-MiniLM-L6-v2", "embedding_dim": 384}
+    driver = opened_driver(meta)
+    store = open_store(driver)
+    counts = dict.fromkeys(("passages", "phrases", "facts", "relation_edges", "synonym_edges", "mentions"), 0)
+    driver.on("read_stats", [{**counts, "passages": 12_000, "phrases": 9_000, "facts": 5}])
+    driver.on("meta_graph_version", [{"graph_version": 3}])
+    driver.on("gds_drop_namespace_graphs", [{"dropped": "hipporag.neo4j.kb.phrases.v3"}])
+    driver.on(
+        "drop_namespace_nodes",
+        [{"deleted": 10_000}],
+        [{"deleted": 10_000}],
+        [{"deleted": 1_005}],
+        [{"deleted": 0}],
+    )
+    driver.on("meta_dimensions", [])  # no namespace records 384 any more
+
+    report = store.drop_namespace()
+
+    assert report.removed is not None and report.removed.passages == 12_000
+    assert report.projections_dropped == ["hipporag.neo4j.kb.phrases.v3"]
+    assert report.vector_index_dims_dropped == [384]
+    ran = driver.names_run()
+    assert ran.count("drop_namespace_nodes") == 4  # until a batch deletes nothing
+    assert {c.params["limit"] for c in driver.named("drop_namespace_nodes")} == {10_000}
+    assert driver.named("gds_drop_namespace_graphs")[0].params["prefix"] == "hipporag.neo4j.kb."
+    order = [ran.index(n) for n in ("gds_drop_namespace_graphs", "drop_namespace_nodes")]
+    assert order == sorted(order)
+    assert ran.index("drop_namespace_meta") > max(i for i, n in enumerate(ran) if n == "drop_namespace_nodes")
+    assert ran.index("schema_drop_vector_indexes#0") > ran.index("drop_namespace_meta")
+    # each batch is its own write transaction
+    txs = {c.tx for c in driver.named("drop_namespace_nodes")}
+    assert len(txs) == 4
+
+
+def test_drop_namespace_keeps_indexes_another_namespace_uses_and_skips_gds_without_it() -> None:
+    meta = {"schema_version": SCHEMA_VERSION, "embedding_model": "all-MiniLM-L6-v2", "embedding_dim": 384}
+    driver = opened_driver(meta, gds=None)
+    store = open_store(driver)
+    driver.on(
+        "read_stats",
+        [dict.fromkeys(("passages", "phrases", "facts", "relation_edges", "synonym_edges", "mentions"), 1)],
+    )
+    driver.on("meta_graph_version", [{"graph_version": 1}])
+    driver.on("drop_namespace_nodes", [{"deleted": 3}], [{"deleted": 0}])
+    driver.on("meta_dimensions", [{"embedding_dim": 384}])
+
+    report = store.drop_namespace()
+
+    assert report.vector_index_dims_dropped == [] and report.projections_dropped == []
+    ran = driver.names_run()
+    assert "gds_drop_namespace_graphs" not in ran
+    assert not any(n.startswith("schema_drop_vector_indexes") for n in ran)

@@ -194,6 +194,17 @@ class DeleteReport:
     synonym_edges_removed: int = 0
 
 
+@dataclass
+class DropReport:
+    """What :meth:`GraphStore.drop_namespace` removed: the knowledge base's counts just before (None when
+    there was nothing to drop), and on Neo4j the GDS projections and the dimensions whose vector indexes
+    went with it (no other namespace of the database used them)."""
+
+    removed: StoreStats | None = None
+    projections_dropped: list[str] = field(default_factory=list)
+    vector_index_dims_dropped: list[int] = field(default_factory=list)
+
+
 GraphNodeKind = Literal["phrase", "passage", "entity"]
 GraphEdgeKind = Literal["RELATION", "SYNONYM", "MENTIONS", "SAME_AS", "LINKED"]
 
@@ -316,6 +327,13 @@ class GraphStore(Protocol):
 
     def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
         """Remove passages and all that only they supported; update specificity and relation weights."""
+        ...
+
+    def drop_namespace(self) -> DropReport:
+        """Delete this whole knowledge base: every passage, phrase, fact and edge, its metadata (model,
+        graph version), links to the user's nodes (the nodes stay) and what the server held for it. Other
+        namespaces and the user's own nodes are untouched. The store is closed afterwards; opening it
+        again starts an empty knowledge base."""
         ...
 
     # --- retrieval ----------------------------------------------------------------------------

@@ -12,9 +12,11 @@ version instead of rebuilt.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import threading
 import uuid
@@ -33,6 +35,7 @@ from hipporag_neo4j.sqlite_support import chunks, placeholders, set_wal
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
     DeleteReport,
+    DropReport,
     EmbeddedKind,
     FactHit,
     GraphEdge,
@@ -556,6 +559,33 @@ class EmbeddedStore:
         return report
 
     # --- retrieval ---------------------------------------------------------------------------
+    def drop_namespace(self) -> DropReport:
+        """Remove this knowledge base's database and persisted snapshot (the files of this namespace
+        only: other namespaces under ``namespaces/`` stay). Waits for a writer that is mid-transaction,
+        then unlinks the files while holding its write lock. A process that still has the store open
+        keeps reading the removed files until it reopens; stop servers and indexers first."""
+        with self._lock:
+            if not (self.path / DB_FILE).exists():
+                self.close()
+                return DropReport()
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                removed: StoreStats | None = self._stats(conn)
+                if removed is not None and removed.schema_version is None and not removed.passages:
+                    removed = None  # a file opened but never written (a read made it): nothing was there
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    (self.path / f"{DB_FILE}{suffix}").unlink(missing_ok=True)
+                shutil.rmtree(self.path / snapshot_files.SNAPSHOT_DIR, ignore_errors=True)
+            finally:
+                conn.execute("ROLLBACK")
+                self.close()
+                self._meta = None
+            if self.path.parent.name == "namespaces":
+                with contextlib.suppress(OSError):  # not empty: files of the user's own
+                    self.path.rmdir()
+            return DropReport(removed=removed)
+
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
         wanted = list(dict.fromkeys(names))
         conn = self._connect()

@@ -23,6 +23,7 @@ from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import (
     SCHEMA_VERSION,
     DeleteReport,
+    DropReport,
     EmbeddedKind,
     FactHit,
     GraphEdge,
@@ -52,6 +53,9 @@ from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_eng
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
 from hipporag_neo4j.text import passage_content
+
+#: Nodes deleted per transaction when a namespace is dropped.
+DROP_BATCH = 10_000
 
 
 class Neo4jStore:
@@ -234,6 +238,47 @@ class Neo4jStore:
     def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
         self._ready()
         return self.runner.write(lambda tx: ingest.delete_passages(tx, self.namespace, ids))
+
+    def drop_namespace(self) -> DropReport:
+        """Delete the namespace: its GDS projections (and Aura session), its nodes in batches of
+        ``DROP_BATCH`` with every relationship they have (SAME_AS links included; your nodes stay), its
+        metadata node last (an interrupted drop is finished by running it again), then the vector indexes
+        of its dimension when no other namespace records that dimension. Closes the store."""
+        meta = self.meta()
+        state = self.reembed_state() if meta is not None else None
+        counts = self.stats()
+        if meta is None and not (counts.passages or counts.phrases or counts.facts):
+            self.close()
+            return DropReport()
+        caps = self.capabilities()
+        for catalog in self._catalogs.values():  # this process's projections first (forgets them)
+            with contextlib.suppress(StoreError):
+                catalog.close()
+        self._catalogs = {}
+        report = DropReport(removed=counts)
+        if caps.gds_version is not None:
+            prefix = namespace_prefix(self.database, self.namespace)
+            rows = self.runner.read("gds_drop_namespace_graphs", leader=True, prefix=prefix)
+            report.projections_dropped = [str(r["dropped"]) for r in rows]
+        if self.settings.ppr_engine == "aura":
+            with contextlib.suppress(StoreError, CapabilityError):
+                self.delete_aura_session()
+        while True:
+            rows = self.runner.write(
+                lambda tx: tx.run("drop_namespace_nodes", namespace=self.namespace, limit=DROP_BATCH)
+            )
+            if not rows or not int(rows[0]["deleted"]):
+                break
+        self.runner.write(lambda tx: tx.run("drop_namespace_meta", namespace=self.namespace))
+        dims = {meta.embedding_dim} if meta is not None else set()
+        if state is not None:
+            dims.add(state.embedding_dim)
+        report.vector_index_dims_dropped = sorted(
+            dim for dim in dims if schema.drop_unused_vector_indexes(self.runner, dim)
+        )
+        self._indexed_dims.clear()
+        self.close()
+        return report
 
     # --- retrieval ----------------------------------------------------------------------------
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
