@@ -59,7 +59,7 @@ class StoreSettings(_Group):
         200_000, ge=1, description="Embedded store, vector_search=auto: rows from which the index is used."
     )
     vector_index_probes: int = Field(
-        16, ge=1, description="Embedded store: IVF lists scored per search (more: better recall, slower)."
+        64, ge=1, description="Embedded store: IVF lists scored per search (more: better recall, slower)."
     )
 
 

@@ -18,7 +18,13 @@ from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 from hipporag_neo4j.stores.embedded.knn import top_positions
 from hipporag_neo4j.stores.embedded.store import INDEX_DIR
-from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch, fingerprint, list_count
+from hipporag_neo4j.stores.embedded.vector_index import (
+    DEFAULT_PROBES,
+    IvfIndex,
+    VectorSearch,
+    fingerprint,
+    list_count,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -122,6 +128,7 @@ def test_create_store_passes_the_settings(tmp_path: Path) -> None:
     store = create_store(settings)
     assert isinstance(store, EmbeddedStore)
     assert store.vector_search == VectorSearch("approximate", 200_000, 3)
+    assert Settings().store.vector_index_probes == DEFAULT_PROBES
 
 
 # --- in the embedded store -----------------------------------------------------------------------------

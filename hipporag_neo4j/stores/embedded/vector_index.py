@@ -42,8 +42,10 @@ VECTOR_SEARCH_MODES: tuple[VectorSearchMode, ...] = ("auto", "exact", "approxima
 
 #: rows of the matrix below which ``auto`` stays exact (MuSiQue: 19k phrases, 17k facts, 1.9k passages)
 DEFAULT_MIN_ROWS = 200_000
-#: lists scored per query
-DEFAULT_PROBES = 16
+#: lists scored per query: 1/16 of the rows at 1M (1,024 lists). On MuSiQue's real vectors (17k facts, 19k
+#: phrases) the share of the exact top 5 found grows with the share of lists scored and with the number of
+#: lists (benchmarks/README.md, issue 19); uniform random vectors are the worst case
+DEFAULT_PROBES = 64
 MAX_LISTS = 1024
 MIN_LISTS = 16
 _SAMPLE_PER_LIST = 48  # k-means training rows per centroid
