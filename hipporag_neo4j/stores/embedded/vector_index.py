@@ -152,12 +152,15 @@ class IvfIndex:
         return len(self.centroids)
 
     @classmethod
-    def train(cls, matrix: Matrix, seed: int = 0) -> IvfIndex:
-        """Centroids from a sample of ``matrix`` (spherical k-means), then every row assigned."""
+    def train(cls, matrix: Matrix, seed: int = 0, nlist: int | None = None) -> IvfIndex:
+        """Centroids from a sample of ``matrix`` (spherical k-means), then every row assigned; ``nlist``
+        lists (default :func:`list_count`)."""
         n = len(matrix)
         if n == 0:
             raise ValueError("cannot build a vector index over an empty matrix")
-        nlist = list_count(n)
+        nlist = list_count(n) if nlist is None else nlist
+        if not 1 <= nlist <= min(n, 2**15 - 1):
+            raise ValueError(f"nlist must be between 1 and min(rows, 32767), not {nlist}")
         rng = np.random.default_rng(seed)
         take = min(n, _SAMPLE_PER_LIST * nlist)
         rows = np.sort(rng.choice(n, take, replace=False)) if take < n else np.arange(n)
