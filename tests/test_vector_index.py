@@ -89,6 +89,9 @@ def test_training_is_deterministic_and_asks_for_more_lists_when_k_needs_them() -
     assert len(a.search(matrix, matrix[0], 10_000, probes=1)) == 5_000
     with pytest.raises(ValueError, match="empty matrix"):
         IvfIndex.train(np.zeros((0, DIM), np.float32))
+    with pytest.raises(ValueError, match="nlist must be between 1 and"):
+        IvfIndex.train(matrix[:10], nlist=11)
+    assert IvfIndex.train(matrix, nlist=7).nlist == 7
 
 
 def test_top_positions_is_the_stable_sort_prefix() -> None:
