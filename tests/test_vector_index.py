@@ -254,3 +254,30 @@ def test_synonym_search_stays_exact(tmp_path: Path) -> None:
     assert store.index_builds == 0
     exact = _open(tmp_path / "store", VectorSearch("exact"))
     assert with_exclude == exact.nearest_phrases(vectors[::100], 20, 0.5, exclude_ids=ids)
+
+
+def test_a_long_tail_is_assigned_to_lists_and_persisted_without_training(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hipporag_neo4j.stores.embedded import store as store_module
+    from hipporag_neo4j.stores.embedded import vector_index
+
+    monkeypatch.setattr(store_module, "INDEX_TAIL_ROWS", 100)
+    rng = np.random.default_rng(9)
+    path = tmp_path / "store"
+    store = _open(path, VectorSearch("approximate"))
+    _write(store, rng, 0, 2_000)
+    store.nearest_phrases(_clustered(rng, 1), 1, -1.0)
+    meta = {"kind": "phrase", "embedding_model": MODEL, "embedding_dim": DIM}
+    first = vector_index.load(path / INDEX_DIR / "phrase", meta)
+    assert first is not None and first.n_indexed == 2_000
+    added = _write(store, rng, 2_000, 50)  # a short tail: searched, not yet listed
+    store.nearest_phrases(added[:1], 1, -1.0)
+    assert vector_index.load(path / INDEX_DIR / "phrase", meta).n_indexed == 2_000  # type: ignore[union-attr]
+    added = _write(store, rng, 2_050, 200)  # past the threshold: listed with the same centroids
+    hits = store.nearest_phrases(_near(rng, added[:3]), 1, -1.0)
+    assert [r[0].id for r in hits] == ["ph2050", "ph2051", "ph2052"]
+    extended = vector_index.load(path / INDEX_DIR / "phrase", meta)
+    assert extended is not None and extended.n_indexed == 2_250
+    assert np.array_equal(extended.centroids, first.centroids)
+    assert store.index_builds == 1
