@@ -63,8 +63,12 @@ def create_store(settings: Settings) -> GraphStore:
 
         return Neo4jStore(settings.neo4j)
     from hipporag_neo4j.stores.embedded import EmbeddedStore
+    from hipporag_neo4j.stores.embedded.vector_index import VectorSearch
 
-    return EmbeddedStore(settings.embedded_store_path)
+    search = VectorSearch(
+        settings.store.vector_search, settings.store.vector_index_min_rows, settings.store.vector_index_probes
+    )
+    return EmbeddedStore(settings.embedded_store_path, vector_search=search)
 
 
 def store_missing(store: GraphStore, settings: Settings) -> str | None:

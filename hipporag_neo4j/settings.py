@@ -48,6 +48,19 @@ class StoreSettings(_Group):
         "auto", description="auto = Neo4j when neo4j.uri is set, else the embedded store."
     )
     path: Path = Field(Path(".hipporag/store"), description="Directory of the embedded store.")
+    vector_search: Literal["auto", "exact", "approximate"] = Field(
+        "auto",
+        description="Embedded store, query-time vector searches (linking, facts, dense passages): exact "
+        "scans, an IVF index whose candidates are re-scored exactly (approximate: only recall can "
+        "differ), or auto = the index from vector_index_min_rows rows of a matrix (benchmarks/README.md, "
+        "issue 19). Synonym edges are always found exactly.",
+    )
+    vector_index_min_rows: int = Field(
+        200_000, ge=1, description="Embedded store, vector_search=auto: rows from which the index is used."
+    )
+    vector_index_probes: int = Field(
+        64, ge=1, description="Embedded store: IVF lists scored per search (more: better recall, slower)."
+    )
 
 
 class AuraSettings(_Group):

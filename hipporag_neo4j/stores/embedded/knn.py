@@ -92,3 +92,18 @@ def _best_per_row(
     return [
         (c[lo : min(hi, lo + k)], v[lo : min(hi, lo + k)]) for lo, hi in itertools.pairwise(bounds.tolist())
     ]
+
+
+def top_positions(values: npt.NDArray[np.float32], limit: int) -> npt.NDArray[np.intp]:
+    """Positions of the ``limit`` highest values, highest first, ties by position: the first ``limit`` of
+    ``np.argsort(-values, kind="stable")``, without sorting every value (a partition, then a sort of the
+    values at or above the limit's)."""
+    n = len(values)
+    if limit >= n:
+        return np.argsort(-values, kind="stable")
+    if limit <= 0:
+        return np.zeros(0, dtype=np.intp)
+    negated = -values
+    kth = np.partition(negated, limit - 1)[limit - 1]
+    kept = np.flatnonzero(negated <= kth)  # every value >= the limit's, in position order
+    return kept[np.argsort(negated[kept], kind="stable")][:limit]

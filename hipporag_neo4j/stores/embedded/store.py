@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.linking.embedded import read_join_edges
@@ -56,14 +57,19 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
-from hipporag_neo4j.stores.embedded import explore, snapshot_files
-from hipporag_neo4j.stores.embedded.knn import nearest_rows
+from hipporag_neo4j.stores.embedded import explore, snapshot_files, vector_index
+from hipporag_neo4j.stores.embedded.knn import nearest_rows, top_positions
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
 
 log = logging.getLogger(__name__)
 
 DB_FILE = "graph.sqlite"
+INDEX_DIR = "vector_index"
+#: an index is extended (its tail assigned to lists: ~27 us a row at 1,024 lists) once the tail passes this
+#: many rows or 1/64 of the indexed rows (1M: 15.6k, about a quarter of the rows 64 probes score)
+INDEX_TAIL_ROWS = 8_192
 _MAX_PATH_BYTES = 504  # measured: SQLite's 512-byte path limit, less room for the "-wal" suffix
 
 _TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases", "fact": "facts"}
@@ -73,18 +79,35 @@ def _blob(vector: Vector) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
+def _exact_scores(matrix: Matrix, rows: npt.NDArray[np.intp], vector: Vector) -> npt.NDArray[np.float64]:
+    """Dot products of ``matrix[rows]`` with ``vector`` as float64 products of the float32 values summed
+    in one fixed order: a row scores the same whichever rows it is searched with."""
+    scores: npt.NDArray[np.float64] = (
+        matrix[rows].astype(np.float64) * np.asarray(vector, dtype=np.float64)
+    ).sum(axis=1)
+    return scores
+
+
 class EmbeddedStore:
     """GraphStore on SQLite + numpy. ``path`` is a directory, created on :meth:`open`.
 
     ``persist_snapshot``: write each built retrieval snapshot under ``path / "snapshot"`` and map it on
-    the next open (False: build in memory only, as before).
+    the next open (False: build in memory only, as before); the vector indexes likewise under
+    ``path / "vector_index"``.
+    ``vector_search``: exact scans or the IVF index (:mod:`vector_index`) for the query-time searches of
+    phrases (linking), facts and dense passages; by default the index from 200k rows of a matrix.
     """
 
     backend = "embedded"
 
-    def __init__(self, path: str | Path, persist_snapshot: bool = True) -> None:
+    def __init__(
+        self, path: str | Path, persist_snapshot: bool = True, vector_search: VectorSearch | None = None
+    ) -> None:
         self.path = Path(path)
         self.persist_snapshot = persist_snapshot
+        self.vector_search = vector_search or VectorSearch()
+        self._indexes: dict[str, tuple[tuple[object, ...], IvfIndex]] = {}
+        self.index_builds = 0  # vector indexes trained by this object (tests; benchmarks)
         self._conn: sqlite3.Connection | None = None
         self._meta: StoreMeta | None = None
         self._lock = threading.RLock()
@@ -433,10 +456,16 @@ class EmbeddedStore:
         if n == 0:
             return [[] for _ in range(len(vectors))]
         found: list[list[tuple[int, float]]] = []
-        # one more, in case the excluded query phrase is among them
-        for row, (candidates, _) in enumerate(
-            nearest_rows(vectors, index.vectors, top_k + 1, min_similarity)
-        ):
+        # Synonym search (exclude_ids) stays exact: its edges are part of the stored graph. Query-time
+        # linking uses the IVF index on large stores; both re-score their candidates exactly below.
+        ivf = None if exclude_ids else self._vector_index("phrase", index.vectors)
+        if ivf is not None:
+            probes = self.vector_search.probes
+            rows = [ivf.search(index.vectors, v, top_k + 1, probes) for v in vectors]
+        else:
+            # one more, in case the excluded query phrase is among them
+            rows = [c for c, _ in nearest_rows(vectors, index.vectors, top_k + 1, min_similarity)]
+        for row, candidates in enumerate(rows):
             # the kept scores again, as exact float64 products of the float32 vectors summed in one fixed
             # order: a pair scores the same from either phrase and in any batch (the matrix product's
             # rounding depends on its shape), so a store's synonym edges do not depend on its batching
@@ -457,6 +486,46 @@ class EmbeddedStore:
             [PhraseHit(index.ids[j], index.names[j], v, counts.get(index.ids[j], 0)) for j, v in pairs]
             for pairs in found
         ]
+
+    def _vector_index(self, kind: str, matrix: Matrix) -> IvfIndex | None:
+        """The IVF index over ``matrix`` (phrase, fact or passage vectors of the current snapshot) when the
+        vector search setting wants one for its size, else None. Kept per kind while the matrix is the same;
+        otherwise the persisted one if it covers the matrix's rows, else trained (once per store: the
+        rows a later write appends are the index's tail, scanned exactly until it is extended)."""
+        if not self.vector_search.indexed(len(matrix)) or self._meta is None:
+            return None
+        key = (self._loaded_version, matrix.__array_interface__["data"][0], matrix.shape)
+        with self._lock:
+            cached = self._indexes.get(kind)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            index = cached[1] if cached is not None and cached[1].covers(matrix) else None
+            meta: dict[str, object] = {
+                "kind": kind,
+                "embedding_model": self._meta.embedding_model,
+                "embedding_dim": self._meta.embedding_dim,
+            }
+            directory = self.path / INDEX_DIR / kind
+            changed = False
+            if index is None and self.persist_snapshot:
+                index = vector_index.load(directory, meta)
+                if index is not None and not index.covers(matrix):
+                    index = None
+            if index is None:
+                index = IvfIndex.train(matrix)
+                self.index_builds += 1
+                changed = True
+            tail = len(matrix) - index.n_indexed
+            if tail > max(INDEX_TAIL_ROWS, index.n_indexed // 64):
+                index = index.extend(matrix)
+                changed = True
+            if changed and self.persist_snapshot:
+                try:
+                    vector_index.save(directory, index, meta)
+                except OSError as exc:  # best effort, as the snapshot: the next process trains again
+                    log.warning("could not persist the %s vector index of %s: %s", kind, self.path, exc)
+            self._indexes[kind] = (key, index)
+            return index
 
     def _passage_counts(self, phrase_ids: set[str]) -> dict[str, int]:
         snapshot = self._snapshot
@@ -681,10 +750,16 @@ class EmbeddedStore:
         n = len(facts.ids)
         if n == 0 or top_k <= 0:
             return []
-        sims = facts.vectors @ vector
         k = min(top_k, n)
-        best = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
-        ranked = sorted(best.tolist(), key=lambda j: (-float(sims[j]), facts.ids[j]))
+        ivf = self._vector_index("fact", facts.vectors)
+        if ivf is None:
+            sims = facts.vectors @ vector
+            best = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+            score = {int(j): float(sims[j]) for j in best}
+        else:  # candidates from the index, scored exactly (float64, one fixed order)
+            best = ivf.search(facts.vectors, vector, k, self.vector_search.probes)
+            score = dict(zip(best.tolist(), _exact_scores(facts.vectors, best, vector).tolist(), strict=True))
+        ranked = sorted(score, key=lambda j: (-score[j], facts.ids[j]))
         names, position = graph.phrases.names, graph.phrases.position
 
         def at(phrase_id: str) -> int:
@@ -703,7 +778,7 @@ class EmbeddedStore:
                 predicate=facts.predicates[j],
                 object_id=facts.object_ids[j],
                 object=names[o],
-                similarity=float(sims[j]),
+                similarity=score[j],
             )
             for j, s, o in zip(ranked, subject, obj, strict=True)
         ]
@@ -732,12 +807,22 @@ class EmbeddedStore:
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
         graph = self._graph()
-        if not graph.passage_ids:
+        n = len(graph.passage_ids)
+        if not n or limit <= 0:
             return []
-        sims = graph.passage_vectors @ vector
-        order = np.argsort(-sims, kind="stable")[:limit]
+        # the index for a few of many passages only: it cannot rank them all
+        ivf = self._vector_index("passage", graph.passage_vectors) if limit * 16 <= n else None
+        if ivf is None:
+            sims = graph.passage_vectors @ vector
+            order = top_positions(sims, limit)
+            values = sims[order].tolist()
+        else:  # candidates from the index, scored exactly (float64, one fixed order)
+            best = ivf.search(graph.passage_vectors, vector, limit, self.vector_search.probes)
+            exact = _exact_scores(graph.passage_vectors, best, vector)
+            ranked = np.lexsort((best, -exact))[:limit]
+            order, values = best[ranked], exact[ranked].tolist()
         ids = graph.passage_ids.take(order)
-        return [PassageScore(pid, float(s)) for pid, s in zip(ids, sims[order].tolist(), strict=True)]
+        return [PassageScore(pid, float(s)) for pid, s in zip(ids, values, strict=True)]
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
         found: dict[str, Passage] = {}

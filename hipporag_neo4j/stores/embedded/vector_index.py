@@ -1,0 +1,257 @@
+"""An inverted-file (IVF) index over a matrix of unit vectors, for the query-time searches of large stores.
+
+Measured at 1M phrases (benchmarks/README.md, issue 19): one exact scan of a 1M x 384 float32 matrix costs
+~140 ms on one BLAS thread (memory bound: 1.5 GiB read), and a query of the default mode makes two or three
+of them (the query's entities, the facts). The index cuts that to the rows of a few lists:
+
+* spherical k-means (``nlist`` centroids, trained on a sample, deterministic seed) splits the rows into
+  lists; each row's list is kept as one small integer (``assignment``, 2 bytes a row);
+* a query scores the centroids, takes the ``probes`` best lists, and scores only their rows **plus every
+  row written after the index was last extended** (the tail), gathered from the store's own matrix (the
+  memory-mapped snapshot: the vectors are never copied into the index);
+* the caller re-scores the candidates exactly, so an approximate search can only miss rows (recall), never
+  change a score.
+
+The index is tied to the matrix it was built on by a fingerprint of sampled rows of its indexed prefix:
+a matrix that grew by appending (new phrases, facts, passages) keeps it, the new rows being the tail until
+:meth:`IvfIndex.extend` assigns them; a matrix whose prefix changed (a deletion moved rows) does not, and
+the index is rebuilt. Persisted beside the store (:func:`save` / :func:`load`) so each process and graph
+version does not train it again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from hipporag_neo4j.stores.base import Matrix
+
+VectorSearchMode = Literal["auto", "exact", "approximate"]
+VECTOR_SEARCH_MODES: tuple[VectorSearchMode, ...] = ("auto", "exact", "approximate")
+
+#: rows of the matrix below which ``auto`` stays exact (MuSiQue: 19k phrases, 17k facts, 1.9k passages)
+DEFAULT_MIN_ROWS = 200_000
+#: lists scored per query: 1/16 of the rows at 1M (1,024 lists). On MuSiQue's real vectors (17k facts, 19k
+#: phrases) the share of the exact top 5 found grows with the share of lists scored and with the number of
+#: lists (benchmarks/README.md, issue 19); uniform random vectors are the worst case
+DEFAULT_PROBES = 64
+MAX_LISTS = 1024
+MIN_LISTS = 16
+_SAMPLE_PER_LIST = 48  # k-means training rows per centroid
+_KMEANS_ITERATIONS = 8
+_ASSIGN_BLOCK = 16_384  # rows per block when assigning (block x nlist float32 similarities)
+_FINGERPRINT_ROWS = 257
+_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class VectorSearch:
+    """How the embedded store searches vectors at query time.
+
+    ``mode``: ``exact`` scans every row; ``approximate`` uses the IVF index at any size; ``auto`` uses it
+    from ``min_rows`` rows of a matrix (phrases, facts and passages are decided separately).
+    ``probes``: lists scored per query (more: better recall, slower)."""
+
+    mode: VectorSearchMode = "auto"
+    min_rows: int = DEFAULT_MIN_ROWS
+    probes: int = DEFAULT_PROBES
+
+    def __post_init__(self) -> None:
+        if self.mode not in VECTOR_SEARCH_MODES:
+            choices = ", ".join(VECTOR_SEARCH_MODES)
+            raise ValueError(f"vector search mode must be one of {choices}, not {self.mode!r}")
+        if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, int) or self.min_rows < 1:
+            raise ValueError(f"vector index min_rows must be a positive integer, not {self.min_rows!r}")
+        if isinstance(self.probes, bool) or not isinstance(self.probes, int) or self.probes < 1:
+            raise ValueError(f"vector index probes must be a positive integer, not {self.probes!r}")
+
+    def indexed(self, n_rows: int) -> bool:
+        """Whether a matrix of ``n_rows`` rows is searched through the index."""
+        if self.mode == "exact" or n_rows == 0:
+            return False
+        return self.mode == "approximate" or n_rows >= self.min_rows
+
+
+def list_count(n_rows: int) -> int:
+    """Lists for a matrix of ``n_rows`` rows: about sqrt(n) (1M rows: 1,024 lists of ~1,000 rows)."""
+    return int(min(MAX_LISTS, max(MIN_LISTS, round(math.sqrt(n_rows))), max(1, n_rows)))
+
+
+def fingerprint(matrix: Matrix, n_rows: int) -> str:
+    """A hash of ``n_rows`` and of sampled rows of ``matrix[:n_rows]`` (always the first and the last)."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(np.array([n_rows, matrix.shape[1]], dtype=np.int64).tobytes())
+    if n_rows:
+        rows = np.unique(np.linspace(0, n_rows - 1, _FINGERPRINT_ROWS).round().astype(np.int64))
+        h.update(np.ascontiguousarray(np.take(matrix, rows, axis=0), dtype=np.float32).tobytes())
+    return h.hexdigest()
+
+
+def _nearest_centroid(rows: Matrix, centroids: Matrix) -> npt.NDArray[np.int16]:
+    out = np.empty(len(rows), dtype=np.int16)
+    for start in range(0, len(rows), _ASSIGN_BLOCK):
+        block = np.asarray(rows[start : start + _ASSIGN_BLOCK], dtype=np.float32)
+        out[start : start + len(block)] = np.argmax(block @ centroids.T, axis=1)
+    return out
+
+
+def _kmeans(sample: Matrix, nlist: int, seed: int) -> Matrix:
+    """Spherical k-means (unit-norm centroids, dot-product assignment): deterministic for a seed."""
+    rng = np.random.default_rng(seed)
+    centroids = sample[np.sort(rng.choice(len(sample), nlist, replace=False))].astype(np.float32)
+    for _ in range(_KMEANS_ITERATIONS):
+        assign = _nearest_centroid(sample, centroids).astype(np.intp)
+        sums = np.zeros_like(centroids)
+        order = np.argsort(assign, kind="stable")
+        bounds = np.searchsorted(assign[order], np.arange(nlist + 1))
+        for c in range(nlist):
+            lo, hi = bounds[c], bounds[c + 1]
+            if hi > lo:
+                sums[c] = sample[order[lo:hi]].sum(axis=0)
+        norms = np.linalg.norm(sums, axis=1)
+        empty = norms == 0
+        if empty.any():  # an empty list takes a random sample row
+            sums[empty] = sample[rng.choice(len(sample), int(empty.sum()), replace=False)]
+            norms[empty] = np.linalg.norm(sums[empty], axis=1)
+        centroids = (sums / np.maximum(norms, 1e-12)[:, None]).astype(np.float32)
+    return centroids
+
+
+class IvfIndex:
+    """Lists of the rows ``[0, n_indexed)`` of a matrix; rows from ``n_indexed`` on are the tail."""
+
+    def __init__(self, centroids: Matrix, assignment: npt.NDArray[np.int16], fingerprint: str) -> None:
+        self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+        self.assignment = np.ascontiguousarray(assignment, dtype=np.int16)
+        self.fingerprint = fingerprint
+        nlist = len(self.centroids)
+        # int16 keys: numpy sorts them by radix, ~10 ms for 1M rows
+        self._order = np.argsort(self.assignment, kind="stable").astype(np.int32)
+        self._bounds = np.searchsorted(self.assignment[self._order], np.arange(nlist + 1)).astype(np.int64)
+        # gathered rows go to a reused buffer: a fresh one costs a page fault per 4 KiB on every query
+        self._buffer = np.empty((0, self.centroids.shape[1]), dtype=np.float32)
+        self._buffer_lock = threading.Lock()
+
+    @property
+    def n_indexed(self) -> int:
+        return len(self.assignment)
+
+    @property
+    def nlist(self) -> int:
+        return len(self.centroids)
+
+    @classmethod
+    def train(cls, matrix: Matrix, seed: int = 0, nlist: int | None = None) -> IvfIndex:
+        """Centroids from a sample of ``matrix`` (spherical k-means), then every row assigned; ``nlist``
+        lists (default :func:`list_count`)."""
+        n = len(matrix)
+        if n == 0:
+            raise ValueError("cannot build a vector index over an empty matrix")
+        nlist = list_count(n) if nlist is None else nlist
+        if not 1 <= nlist <= min(n, 2**15 - 1):
+            raise ValueError(f"nlist must be between 1 and min(rows, 32767), not {nlist}")
+        rng = np.random.default_rng(seed)
+        take = min(n, _SAMPLE_PER_LIST * nlist)
+        rows = np.sort(rng.choice(n, take, replace=False)) if take < n else np.arange(n)
+        sample = np.ascontiguousarray(np.take(matrix, rows, axis=0), dtype=np.float32)
+        centroids = _kmeans(sample, nlist, seed)
+        return cls(centroids, _nearest_centroid(matrix, centroids), fingerprint(matrix, n))
+
+    def covers(self, matrix: Matrix) -> bool:
+        """True when ``matrix`` starts with the rows this index was built on (it may have more)."""
+        return (
+            matrix.ndim == 2
+            and matrix.shape[1] == self.centroids.shape[1]
+            and len(matrix) >= self.n_indexed
+            and fingerprint(matrix, self.n_indexed) == self.fingerprint
+        )
+
+    def extend(self, matrix: Matrix) -> IvfIndex:
+        """A new index that also lists the tail rows of ``matrix`` (which must be :meth:`covers`-ed)."""
+        tail = matrix[self.n_indexed :]
+        if not len(tail):
+            return self
+        assignment = np.concatenate([self.assignment, _nearest_centroid(tail, self.centroids)])
+        return IvfIndex(self.centroids, assignment, fingerprint(matrix, len(matrix)))
+
+    def candidates(self, query: Matrix, n_rows: int, probes: int, at_least: int = 0) -> npt.NDArray[np.intp]:
+        """Sorted positions (< ``n_rows``) in the ``probes`` lists nearest to ``query`` and in the tail;
+        more lists while they hold fewer than ``at_least`` rows."""
+        scores = self.centroids @ np.asarray(query, dtype=np.float32)
+        ranked = np.argsort(-scores, kind="stable")
+        sizes = np.cumsum(np.diff(self._bounds)[ranked]) + (n_rows - self.n_indexed)
+        probes = min(self.nlist, max(probes, int(np.searchsorted(sizes, at_least)) + 1))
+        parts = [self._order[self._bounds[c] : self._bounds[c + 1]] for c in ranked[:probes].tolist()]
+        parts.append(np.arange(self.n_indexed, n_rows, dtype=np.int32))
+        found = np.concatenate(parts).astype(np.intp)
+        found.sort()  # the rows in storage order: a gather that walks the matrix forward
+        return found
+
+    def search(self, matrix: Matrix, query: Matrix, k: int, probes: int) -> npt.NDArray[np.intp]:
+        """Positions of up to ``k`` candidate rows of highest float32 similarity to ``query``, in no
+        particular order (the caller re-scores and sorts them)."""
+        found = self.candidates(query, len(matrix), probes, at_least=k)
+        if len(found) <= k:
+            return found
+        with self._buffer_lock:
+            if len(self._buffer) < len(found):
+                self._buffer = np.empty((max(len(found), 2 * len(self._buffer)), matrix.shape[1]), np.float32)
+            rows = np.take(matrix, found, axis=0, out=self._buffer[: len(found)], mode="clip")
+            sims = rows @ np.asarray(query, dtype=np.float32)
+        return found[np.argpartition(-sims, k - 1)[:k]]
+
+
+# --- persistence ---------------------------------------------------------------------------------------
+def save(directory: Path, index: IvfIndex, meta: dict[str, object]) -> None:
+    """Write the index into ``directory`` (replaced whole: a temporary directory renamed into place)."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+    try:
+        np.save(tmp / "centroids.npy", index.centroids)
+        np.save(tmp / "assignment.npy", index.assignment)
+        manifest = {**meta, "format": _FORMAT, "n_indexed": index.n_indexed, "fingerprint": index.fingerprint}
+        (tmp / "manifest.json").write_text(json.dumps(manifest))
+        for f in tmp.iterdir():
+            with open(f, "rb") as handle:
+                os.fsync(handle.fileno())
+        old = directory.with_name(f".{directory.name}-old-{os.getpid()}")
+        if directory.exists():
+            os.replace(directory, old)
+        os.replace(tmp, directory)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def load(directory: Path, meta: dict[str, object]) -> IvfIndex | None:
+    """The index saved in ``directory`` if its manifest matches ``meta`` (model, dimension, kind); None
+    when missing, damaged or made for something else."""
+    try:
+        manifest = json.loads((directory / "manifest.json").read_text())
+        if manifest.get("format") != _FORMAT or any(manifest.get(k) != v for k, v in meta.items()):
+            return None
+        centroids = np.load(directory / "centroids.npy")
+        assignment = np.load(directory / "assignment.npy")
+    except (OSError, ValueError, EOFError):
+        return None
+    if (
+        centroids.ndim != 2
+        or assignment.ndim != 1
+        or assignment.dtype != np.int16
+        or len(assignment) != manifest.get("n_indexed")
+        or (len(assignment) and (assignment.min() < 0 or assignment.max() >= len(centroids)))
+    ):
+        return None
+    return IvfIndex(centroids, assignment, str(manifest.get("fingerprint")))
