@@ -62,12 +62,13 @@ HERE = Path(__file__).resolve().parent
 CORPUS_FILE = MUSIQUE / "musique_corpus1890.json"
 ANCHOR_SCRIPTS = REPO.parent / "shared" / "anchor"
 DEFAULT_VENV_PYTHON = Path("/work/anchor-venv/bin/python")
-SYSTEMS = ("theirs", "ours-default", "ours-torch", "ours-onnx", "plain-encode")
+SYSTEMS = ("theirs", "ours-default", "ours-default-fullner", "ours-torch", "ours-onnx", "plain-encode")
 LABELS = {
     "theirs": "HippoRAG 2 (2.0.0a4)",
     "ours-torch": "ours, torch",
     "ours-onnx": "ours, backend=onnx",
     "ours-default": "ours, default install (auto: ONNX Runtime)",
+    "ours-default-fullner": "ours, default install, query NER on the whole spaCy pipeline (before)",
     "plain-encode": "plain encode (sentence-transformers, torch, batch 64)",
 }
 
@@ -177,7 +178,8 @@ def worker_command(
             "--openie",
             str(openie),
         ]
-    store = system.removesuffix("-blas1")  # bench_query_blas.py: same store, one BLAS thread
+    # bench_query_blas.py: same store, one BLAS thread; -fullner: same store, the query NER as before
+    store = system.removesuffix("-blas1").removesuffix("-fullner")
     backend = {"default": "auto"}.get(store.split("-", 1)[1], store.split("-", 1)[1])
     return [
         sys.executable,
@@ -200,6 +202,8 @@ def worker_env(system: str, work: Path) -> dict[str, str]:
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     if system.endswith("-blas1"):
         env["HIPPORAG_RETRIEVAL__QUERY_BLAS_THREADS"] = "1"
+    if system.endswith("-fullner"):
+        env["HIPPORAG_EXTRACTION__QUERY_NER_PIPELINE"] = "full"
     if system == "theirs":
         env["ANCHOR_DIR"] = str(work / "theirs")
         env["ANCHOR_DATA"] = str(MUSIQUE)
@@ -358,6 +362,11 @@ def query_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> dict[str,
                 "mean": float(cos.mean()),
             }
         cosine = cosines.get("ours-onnx vs ours-torch")
+        same_top10 = {
+            f"{a} vs {b}": sum(x == y for x, y in zip(ranked[a], ranked[b], strict=True))
+            for a, b in (("ours-default", "ours-default-fullner"), ("ours-onnx", "ours-torch"))
+            if a in ranked and b in ranked
+        }
     finally:
         for server in servers.values():
             server.close()
@@ -389,6 +398,7 @@ def query_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> dict[str,
         "per_query_s": seconds,
         "cosine_onnx_vs_torch": cosine,
         "cosines": cosines,
+        "same_top10": same_top10,
     }
 
 
@@ -552,6 +562,13 @@ def markdown(data: dict[str, Any]) -> str:
             if query.get("cosine_onnx_vs_torch")
             else {}
         )
+        for pair, same in (query.get("same_top10") or {}).items():
+            a_name, b_name = pair.split(" vs ")
+            lines += [
+                f"Same top 10 (corpus ids and order), {LABELS.get(a_name, a_name)} and "
+                f"{LABELS.get(b_name, b_name)}: {same} of {query['questions']} questions.",
+                "",
+            ]
         for pair, c in cosines.items():
             a_name, b_name = pair.split(" vs ")
             lines += [
