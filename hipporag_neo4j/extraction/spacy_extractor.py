@@ -654,9 +654,10 @@ class SpacyQueryNER:
     possessive markers cut from a name's ends, pronouns, sentence starts at ``.``/``?``/``!``. The
     noun chunks need the parse: a query that needs them (no name under ``"fallback"``, or
     ``"always"``) runs the whole pipeline, exactly as ``pipeline="full"`` does for every query. On the
-    70 MuSiQue and 50 HotpotQA development questions both give the same entities
-    (benchmarks/bench_query_ner.py); the NER-only path skips tok2vec, tagger, parser, attribute ruler
-    and lemmatizer, about half of the NER's time. The passage extractor always runs the whole pipeline.
+    70 MuSiQue and 50 HotpotQA development questions the two give the same entities for 119 (the other:
+    the tagger reads the "I" of "King Albert I" as a pronoun, the words do not) and the same top 10 for
+    all 120 (benchmarks/results/query_ner.md). The NER-only path skips tok2vec, tagger, parser, attribute
+    ruler and lemmatizer. The passage extractor always runs the whole pipeline.
     """
 
     name = "spacy"
