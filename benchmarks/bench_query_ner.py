@@ -8,14 +8,16 @@ every query, as before. A query without a name (the noun-chunk fallback) runs th
 1. **Entities**: the 70 MuSiQue and 50 HotpotQA development questions, both paths, for each
    ``query_noun_chunks`` setting; every difference is listed.
 2. **NER time**: ``query_entities`` of each question, the two paths alternated per question (rotating who
-   goes first), ``--passes`` passes; p50 and ratio; p50 of each pipeline component run one by one.
+   goes first), ``--passes`` passes; p50 and ratio; p50 of each pipeline component run one by one. With
+   ``--encode``, each NER is followed by the encoder call a query makes (the question and its names, the
+   default embedder, 1 query thread), timed apart: per-question paired differences of both.
 3. **Retrieval** (``--store NAME=DIR``, an embedded store built with the default install, e.g. by
    ``bench_query_hot_path.py`` or ``bench_vs_hipporag2.py``): the default mode ``hipporag2``, top 10, the
    two query NERs swapped on one retriever, alternated per question: same top 10 (ids and order), p50
    of one retrieve and of each stage.
 
     python benchmarks/bench_query_ner.py [--passes 3] [--store musique=DIR --store hotpotqa=DIR]
-        [--stem query_ner]
+        [--encode] [--stem query_ner]
 """
 
 from __future__ import annotations
@@ -73,12 +75,19 @@ def compare_entities(qs: dict[str, list[str]]) -> dict[str, Any]:
     return out
 
 
-def time_ner(qs: dict[str, list[str]], passes: int) -> dict[str, Any]:
+def time_ner(qs: dict[str, list[str]], passes: int, encode: bool = False) -> dict[str, Any]:
     all_q = [q for items in qs.values() for q in items]
     ners = {"full": SpacyQueryNER(pipeline="full"), "auto": SpacyQueryNER()}
+    embedder = None
+    if encode:
+        from hipporag_neo4j.embedding import create_embedder
+
+        embedder = create_embedder(load_settings({}, env_file=None).embedding)
+        embedder.encode(["warm up question about Paris", "Paris"])
     for ner in ners.values():
         ner.query_entities("warm up question about Paris")
     seconds: dict[str, list[float]] = {p: [] for p in PATHS}
+    encode_s: dict[str, list[float]] = {p: [] for p in PATHS}
     whole_pipeline_runs = 0
     nlp = load_spacy_model()
     load_start = load_average()
@@ -87,8 +96,12 @@ def time_ner(qs: dict[str, list[str]], passes: int) -> dict[str, Any]:
             rotation = (i + pass_no) % 2
             for path in PATHS[rotation:] + PATHS[:rotation]:
                 t = time.perf_counter()
-                ners[path].query_entities(q)
+                names = ners[path].query_entities(q)
                 seconds[path].append(time.perf_counter() - t)
+                if embedder is not None:
+                    t = time.perf_counter()
+                    embedder.encode([q, *names])
+                    encode_s[path].append(time.perf_counter() - t)
     for q in all_q:  # which questions needed the whole pipeline on the NER-only path (no name)
         doc = nlp.get_pipe("ner")(nlp.make_doc(q))
         names = SpacyQueryNER._names(q, doc, *_word_readers())
@@ -103,9 +116,26 @@ def time_ner(qs: dict[str, list[str]], passes: int) -> dict[str, Any]:
                 t = time.perf_counter()
                 doc = proc(doc)
                 components[name].append(time.perf_counter() - t)
+    paired = {}
+    if embedder is not None:
+        ner_diff = np.subtract(seconds["auto"], seconds["full"])
+        enc_diff = np.subtract(encode_s["auto"], encode_s["full"])
+        paired = {
+            "encoder": getattr(embedder, "backend", type(embedder).__name__),
+            "encode_p50_ms": {p: round(1000 * float(np.median(v)), 3) for p, v in encode_s.items()},
+            "ner_plus_encode_p50_ms": {
+                p: round(1000 * float(np.median(np.add(seconds[p], encode_s[p]))), 3) for p in PATHS
+            },
+            "paired_median_diff_ms": {
+                "ner": round(1000 * float(np.median(ner_diff)), 3),
+                "encode": round(1000 * float(np.median(enc_diff)), 3),
+                "ner_plus_encode": round(1000 * float(np.median(ner_diff + enc_diff)), 3),
+            },
+        }
     return {
         "questions": len(all_q),
         "passes": passes,
+        "with_encode": paired,
         "load_start": load_start,
         "load_end": load_average(),
         "latency": {p: latency_summary(s) for p, s in seconds.items()},
@@ -226,6 +256,18 @@ def markdown(data: dict[str, Any]) -> str:
         + ", ".join(f"{k} {v}" for k, v in t["component_p50_ms"].items()),
         "",
     ]
+    if t.get("with_encode"):
+        w = t["with_encode"]
+        lines += [
+            f"Each NER followed by the query's encoder call (question + names, {w['encoder']}): encode p50 "
+            + ", ".join(f"{LABELS[p]} {w['encode_p50_ms'][p]}" for p in PATHS)
+            + " ms; NER + encode p50 "
+            + ", ".join(f"{LABELS[p]} {w['ner_plus_encode_p50_ms'][p]}" for p in PATHS)
+            + " ms. Median per-question difference, ner only − whole pipeline: "
+            + ", ".join(f"{k} {v} ms" for k, v in w["paired_median_diff_ms"].items())
+            + ".",
+            "",
+        ]
     for name, r in data.get("retrieval", {}).items():
         lines += [
             f"## Retrieval, {name} (`hipporag2`, top 10, {r['questions']} questions × {r['passes']} passes, "
@@ -271,6 +313,7 @@ def main() -> None:
         help="NAME=DIR: an embedded store of the data set NAME (musique or hotpotqa) to retrieve from",
     )
     parser.add_argument("--stem", default="query_ner")
+    parser.add_argument("--encode", action="store_true", help="time the query's encoder call after each NER")
     args = parser.parse_args()
     require_files(QUESTIONS_FILE, HOTPOTQA_QUESTIONS)
     stores: dict[str, Path] = {}
@@ -282,7 +325,7 @@ def main() -> None:
     data: dict[str, Any] = run_header()
     qs = questions()
     data["entities"] = compare_entities(qs)
-    data["ner_time"] = time_ner(qs, args.passes)
+    data["ner_time"] = time_ner(qs, args.passes, args.encode)
     data["retrieval"] = {name: time_retrieval(name, d, qs[name], args.passes) for name, d in stores.items()}
     data["load_after"] = load_average()
     json_path, md_path = write_results(args.stem, data, markdown(data))
