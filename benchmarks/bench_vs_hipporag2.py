@@ -62,11 +62,14 @@ HERE = Path(__file__).resolve().parent
 CORPUS_FILE = MUSIQUE / "musique_corpus1890.json"
 ANCHOR_SCRIPTS = REPO.parent / "shared" / "anchor"
 DEFAULT_VENV_PYTHON = Path("/work/anchor-venv/bin/python")
-SYSTEMS = ("theirs", "ours-torch", "ours-onnx")
+SYSTEMS = ("theirs", "ours-default", "ours-default-fullner", "ours-torch", "ours-onnx", "plain-encode")
 LABELS = {
     "theirs": "HippoRAG 2 (2.0.0a4)",
     "ours-torch": "ours, torch",
     "ours-onnx": "ours, backend=onnx",
+    "ours-default": "ours, default install (auto: ONNX Runtime)",
+    "ours-default-fullner": "ours, default install, query NER on the whole spaCy pipeline (before)",
+    "plain-encode": "plain encode (sentence-transformers, torch, batch 64)",
 }
 
 
@@ -175,7 +178,8 @@ def worker_command(
             "--openie",
             str(openie),
         ]
-    store = system.removesuffix("-blas1")  # bench_query_blas.py: same store, one BLAS thread
+    # bench_query_blas.py: same store, one BLAS thread; -fullner: same store, the query NER as before
+    store = system.removesuffix("-blas1").removesuffix("-fullner")
     backend = {"default": "auto"}.get(store.split("-", 1)[1], store.split("-", 1)[1])
     return [
         sys.executable,
@@ -198,6 +202,8 @@ def worker_env(system: str, work: Path) -> dict[str, str]:
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
     if system.endswith("-blas1"):
         env["HIPPORAG_RETRIEVAL__QUERY_BLAS_THREADS"] = "1"
+    if system.endswith("-fullner"):
+        env["HIPPORAG_EXTRACTION__QUERY_NER_PIPELINE"] = "full"
     if system == "theirs":
         env["ANCHOR_DIR"] = str(work / "theirs")
         env["ANCHOR_DATA"] = str(MUSIQUE)
@@ -337,21 +343,41 @@ def query_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> dict[str,
                         stages[system].setdefault(stage, []).append(value)
         load_end = load_average()
         cosine = None
-        if "ours-torch" in servers and "ours-onnx" in servers:
-            texts = questions + [c["text"] for c in json.loads(CORPUS_FILE.read_text())[:200]]
-            a = np.asarray(servers["ours-torch"].ask({"encode": texts})["vectors"])
-            b = np.asarray(servers["ours-onnx"].ask({"encode": texts})["vectors"])
+        cosines: dict[str, dict[str, Any]] = {}
+        texts = questions + [c["text"] for c in json.loads(CORPUS_FILE.read_text())[:200]]
+        pairs = [("ours-onnx", "ours-torch"), ("ours-default", "ours-torch"), ("ours-default", "theirs")]
+        pairs += [("ours-onnx", "theirs")]
+        vectors: dict[str, np.ndarray] = {}
+        for a_name, b_name in pairs:
+            if a_name not in servers or b_name not in servers:
+                continue
+            for name in (a_name, b_name):
+                if name not in vectors:
+                    vectors[name] = np.asarray(servers[name].ask({"encode": texts})["vectors"])
+            a, b = vectors[a_name], vectors[b_name]
             cos = (a * b).sum(axis=1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-            cosine = {"texts": len(texts), "min": float(cos.min()), "mean": float(cos.mean())}
+            cosines[f"{a_name} vs {b_name}"] = {
+                "texts": len(texts),
+                "min": float(cos.min()),
+                "mean": float(cos.mean()),
+            }
+        cosine = cosines.get("ours-onnx vs ours-torch")
+        same_top10 = {
+            f"{a} vs {b}": sum(x == y for x, y in zip(ranked[a], ranked[b], strict=True))
+            for a, b in (("ours-default", "ours-default-fullner"), ("ours-onnx", "ours-torch"))
+            if a in ranked and b in ranked
+        }
     finally:
         for server in servers.values():
             server.close()
     per_system = {}
     for system in args.query_systems:
-        quality = {
+        quality: dict[str, float | None] = {
             f"R@{k}": round(
                 100 * statistics.fmean(recall(g, r, k) for g, r in zip(gold, ranked[system], strict=True)), 1
             )
+            if system != "plain-encode"  # the yardstick retrieves nothing
+            else None
             for k in (2, 5)
         }
         per_system[system] = {
@@ -371,6 +397,8 @@ def query_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> dict[str,
         "systems": per_system,
         "per_query_s": seconds,
         "cosine_onnx_vs_torch": cosine,
+        "cosines": cosines,
+        "same_top10": same_top10,
     }
 
 
@@ -529,10 +557,23 @@ def markdown(data: dict[str, Any]) -> str:
         ]
         if stage_lines:
             lines += ["Our stage timings, p50 (ms, from `RetrievalResult.timings`):", "", *stage_lines, ""]
-        if query.get("cosine_onnx_vs_torch"):
-            c = query["cosine_onnx_vs_torch"]
+        cosines = query.get("cosines") or (
+            {"ours-onnx vs ours-torch": query["cosine_onnx_vs_torch"]}
+            if query.get("cosine_onnx_vs_torch")
+            else {}
+        )
+        for pair, same in (query.get("same_top10") or {}).items():
+            a_name, b_name = pair.split(" vs ")
             lines += [
-                f"Cosine of ONNX to torch vectors on {c['texts']} texts (questions and passages): "
+                f"Same top 10 (corpus ids and order), {LABELS.get(a_name, a_name)} and "
+                f"{LABELS.get(b_name, b_name)}: {same} of {query['questions']} questions.",
+                "",
+            ]
+        for pair, c in cosines.items():
+            a_name, b_name = pair.split(" vs ")
+            lines += [
+                f"Cosine of {LABELS.get(a_name, a_name)} to {LABELS.get(b_name, b_name)} vectors on "
+                f"{c['texts']} texts (questions and passages): "
                 f"min {c['min']:.9f} (1 − min = {1 - c['min']:.1e}), mean {c['mean']:.9f}.",
                 "",
             ]
@@ -567,7 +608,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     log_path = work / "workers.log"
     with log_path.open("a") as log:
         try:
-            if "ours-onnx" in args.systems and not args.skip_index:  # the one-time ONNX export, not timed
+            exporting = [s for s in ("ours-onnx", "ours-default") if s in args.systems]
+            if exporting and not args.skip_index:  # the one-time ONNX export, not timed
                 subprocess.run(
                     [
                         sys.executable,
@@ -576,7 +618,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         "from hipporag_neo4j.settings import EmbeddingSettings;"
                         "create_embedder(EmbeddingSettings(backend='onnx')).dimension",
                     ],
-                    env=worker_env("ours-onnx", work),
+                    env=worker_env(exporting[0], work),
                     stderr=log,
                     check=True,
                 )

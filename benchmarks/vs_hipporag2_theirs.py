@@ -15,6 +15,7 @@ parent) is the working directory of one build.
         loads the index of ANCHOR_DIR, prints ``READY {json}``, then answers one JSON line per stdin line
         ``{"q": question}`` with ``{"s": seconds of HippoRAG.retrieve([q]), "ranked": [corpus index, ...]}``.
         Query embeddings are not cached between questions (their per-instance cache is cleared).
+        ``{"encode": [texts]}`` returns their model's vectors of the texts (to compare with ours).
 """
 
 from __future__ import annotations
@@ -129,6 +130,11 @@ def serve(threads: int, top_k: int) -> None:
     out.flush()
     for line in sys.stdin:
         request = json.loads(line)
+        if "encode" in request:  # vectors, to compare with ours (their encode: SentenceTransformer, batch 64)
+            vectors = rag.embedding_model.batch_encode(request["encode"])
+            out.write(json.dumps({"vectors": vectors.tolist()}) + "\n")
+            out.flush()
+            continue
         if "q" not in request:
             break
         rag.query_to_embedding = {"triple": {}, "passage": {}}  # encode inside the timed call

@@ -173,7 +173,7 @@ class HippoRAG:
         from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
 
         x = self.settings.extraction
-        return SpacyQueryNER(x.spacy_model, noun_chunks=x.query_noun_chunks)
+        return SpacyQueryNER(x.spacy_model, noun_chunks=x.query_noun_chunks, pipeline=x.query_ner_pipeline)
 
     @property
     def extractor(self) -> Extractor:

@@ -257,6 +257,12 @@ class ExtractionSettings(_Group):
         description="spaCy query NER: add noun chunks to the names only when the query has no name "
         "(fallback), always, or never.",
     )
+    query_ner_pipeline: Literal["auto", "full"] = Field(
+        "auto",
+        description="spaCy query NER: auto = run only the pipeline's ner component when it has its own "
+        "tok2vec (English, e.g. en_core_web_sm; the whole pipeline only for a query that needs noun "
+        "chunks), full = the whole pipeline for every query. Passage extraction always runs the whole.",
+    )
     max_passage_tokens: int = Field(
         256, ge=16, description="Passages longer than this (embedder tokens) are split into chunks."
     )

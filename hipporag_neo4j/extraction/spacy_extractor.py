@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -523,27 +523,116 @@ def _capitalised(token: Any) -> bool:
     return not (token.is_stop and _is_sentence_initial(token))
 
 
-def capitalised_runs(doc: Any) -> Iterator[tuple[int, int]]:
+def capitalised_runs(
+    doc: Any, capitalised: Callable[[Any], bool] = _capitalised
+) -> Iterator[tuple[int, int]]:
     """Token ranges of capitalised multi-word sequences, joined by lower-case "of"/"the"/"de"...."""
     i, n = 0, len(doc)
     while i < n:
-        if not _capitalised(doc[i]):
+        if not capitalised(doc[i]):
             i += 1
             continue
         end = i + 1
         while end < n:
-            if _capitalised(doc[end]):
+            if capitalised(doc[end]):
                 end += 1
                 continue
             j = end
             while j < n and doc[j].lower_ in _TITLE_CONNECTORS and doc[j].is_lower:
                 j += 1
-            if j > end and j < n and _capitalised(doc[j]):
+            if j > end and j < n and capitalised(doc[j]):
                 end = j + 1
                 continue
             break
         yield i, end
         i = end
+
+
+#: Components of an English spaCy pipeline whose output the query NER's names do not need when ``ner``
+#: has its own tok2vec (en_core_web_sm/md/lg): the NER-only path skips them (see :class:`SpacyQueryNER`).
+_SKIPPABLE_FOR_NAMES = frozenset(
+    {"tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "morphologizer", "senter"}
+)
+#: Words the NER-only path reads as the tagger and parser read them (English): determiners cut from the
+#: start of a name (the parser's ``det``/``predet``), pronouns (``PRON``, which never start or continue
+#: a capitalised run), possessive markers cut from the end (``case``), and sentence-final punctuation.
+_EN_DETERMINERS = frozenset(
+    {"the", "a", "an", "this", "that", "these", "those", "all", "both", "each", "every", "some", "any"}
+    | {"no", "another", "either", "neither", "such", "half", "what", "which", "whatever", "whichever"}
+)
+_EN_PRONOUNS = frozenset(
+    {"i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "yourselves", "he", "him"}
+    | {"his", "himself", "she", "her", "hers", "herself", "it", "its", "itself", "we", "us", "our"}
+    | {"ours", "ourselves", "they", "them", "their", "theirs", "themselves", "who", "whom", "whose"}
+    | {"what", "which", "whoever", "whatever", "whichever"}
+)
+_POSSESSIVE_MARKERS = frozenset({"'s", "'", "’s", "’", "'S", "’S"})
+_SENTENCE_ENDS = frozenset({".", "?", "!"})
+
+
+def ner_runs_alone(nlp: Any) -> bool:
+    """Whether the query NER may run ``nlp``'s ``ner`` component alone.
+
+    True for an English pipeline whose components are ``ner`` plus only those in
+    :data:`_SKIPPABLE_FOR_NAMES`, and whose ``ner`` has its own tok2vec (not a listener of a shared
+    ``tok2vec`` or transformer, whose output it would then need).
+    """
+    if getattr(nlp, "lang", None) != "en" or "ner" not in nlp.pipe_names:
+        return False
+    if not set(nlp.pipe_names) - {"ner"} <= _SKIPPABLE_FOR_NAMES:
+        return False
+    tok2vec = nlp.get_pipe_config("ner").get("model", {}).get("tok2vec", {})
+    architecture = str(tok2vec.get("@architectures", "")) if isinstance(tok2vec, dict) else ""
+    return bool(architecture) and "listener" not in architecture.lower()
+
+
+def _starts_sentence_by_words(token: Any) -> bool:
+    return token.i == 0 or token.doc[token.i - 1].text in _SENTENCE_ENDS
+
+
+def _sentence_initial_by_words(token: Any) -> bool:
+    """Only punctuation or space between the start of the text or a sentence-final mark and ``token``."""
+    doc = token.doc
+    for j in range(token.i - 1, -1, -1):
+        if doc[j].text in _SENTENCE_ENDS:
+            return True
+        if not (doc[j].is_punct or doc[j].is_space):
+            return False
+    return True
+
+
+def _is_pronoun_by_words(token: Any) -> bool:
+    if token.lower_ not in _EN_PRONOUNS or (token.is_upper and len(token) > 1):  # "US", "IT": names
+        return False
+    # "I" after a capitalised word is a regnal or ordinal numeral ("Nicholas I", "World War I")
+    return not (token.text == "I" and token.i > 0 and token.doc[token.i - 1].is_title)
+
+
+def _trim_span_by_words(span: Any) -> Any:
+    """:func:`_trim_span` reading words where it reads the parse (the NER-only path)."""
+    start, end = span.start, span.end
+    doc = span.doc
+    while start < end and (
+        doc[start].is_punct
+        or doc[start].is_space
+        or (
+            doc[start].lower_ in _EN_DETERMINERS
+            and bool(doc[start].is_lower or _starts_sentence_by_words(doc[start]))
+        )
+    ):
+        start += 1
+    while end > start and (
+        doc[end - 1].is_punct or doc[end - 1].is_space or doc[end - 1].text in _POSSESSIVE_MARKERS
+    ):
+        end -= 1
+    return doc[start:end]
+
+
+def _capitalised_by_words(token: Any) -> bool:
+    """:func:`_capitalised` reading words where it reads the tagger and parser (the NER-only path)."""
+    if not token.text[:1].isupper() or _is_pronoun_by_words(token) or token.is_punct:
+        return False
+    return not (token.is_stop and _sentence_initial_by_words(token))
 
 
 class SpacyQueryNER:
@@ -558,6 +647,17 @@ class SpacyQueryNER:
     name, ``"always"``, or ``"never"``. Generic chunks ("country", "city") seed PPR with nodes that
     spread everywhere: on MuSiQue, adding them to the names cost 6 points of R@2 (see benchmarks).
     Duplicates (after :func:`normalize_phrase`) are dropped. The result is ordered longest first.
+
+    ``pipeline="auto"`` (default) runs only the pipeline's ``ner`` component when it can
+    (:func:`ner_runs_alone`: English, ``ner`` with its own tok2vec, as in en_core_web_sm) and reads the
+    few things the names need from the tagger and parser from the words instead: determiners and
+    possessive markers cut from a name's ends, pronouns, sentence starts at ``.``/``?``/``!``. The
+    noun chunks need the parse: a query that needs them (no name under ``"fallback"``, or
+    ``"always"``) runs the whole pipeline, exactly as ``pipeline="full"`` does for every query. On the
+    70 MuSiQue and 50 HotpotQA development questions the two give the same entities for 119 (the other:
+    the tagger reads the "I" of "King Albert I" as a pronoun, the words do not) and the same top 10 for
+    all 120 (benchmarks/results/query_ner.md). The NER-only path skips tok2vec, tagger, parser, attribute
+    ruler and lemmatizer. The passage extractor always runs the whole pipeline.
     """
 
     name = "spacy"
@@ -566,28 +666,55 @@ class SpacyQueryNER:
         self,
         model: str = DEFAULT_SPACY_MODEL,
         noun_chunks: Literal["fallback", "always", "never"] = "fallback",
+        pipeline: Literal["auto", "full"] = "auto",
     ) -> None:
         self.model = model
         self.noun_chunks = noun_chunks
+        self.pipeline = pipeline
+        self._ner_alone: bool | None = None
 
     @property
     def nlp(self) -> Any:
         return load_spacy_model(self.model)
 
+    @property
+    def ner_only(self) -> bool:
+        """Whether names come from the ``ner`` component alone (``pipeline="auto"``, model permitting)."""
+        if self._ner_alone is None:
+            self._ner_alone = self.pipeline == "auto" and ner_runs_alone(self.nlp)
+        return self._ner_alone
+
     def query_entities(self, query: str) -> list[str]:
-        doc = self.nlp(query)
-        names: list[tuple[int, int]] = list(quoted_spans(query))
-        names.extend(_char_range(_trim_span(e)) for e in doc.ents if e.label_ not in SKIPPED_ENTITY_TYPES)
-        names.extend(_char_range(_trim_span(doc[start:end])) for start, end in capitalised_runs(doc))
-        chunks = [_char_range(span) for span in map(_chunk_core, doc.noun_chunks) if _is_content(span)]
-        taken: list[tuple[int, int]] = []
-        seen: set[str] = set()
-        picked: list[str] = []
+        nlp = self.nlp
+        if self.ner_only and self.noun_chunks != "always":
+            doc = nlp.get_pipe("ner")(nlp.make_doc(query))
+            names = self._names(query, doc, _trim_span_by_words, _capitalised_by_words)
+            if self.noun_chunks == "never" or any(e > s for s, e in names):
+                return self._pick(query, [(names, True)])
+        doc = nlp(query)
+        names = self._names(query, doc, _trim_span, _capitalised)
         groups: list[tuple[list[tuple[int, int]], bool]] = [(names, True)]
         if self.noun_chunks == "always" or (
             self.noun_chunks == "fallback" and not any(e > s for s, e in names)
         ):
+            chunks = [_char_range(span) for span in map(_chunk_core, doc.noun_chunks) if _is_content(span)]
             groups.append((chunks, False))
+        return self._pick(query, groups)
+
+    @staticmethod
+    def _names(
+        query: str, doc: Any, trim: Callable[[Any], Any], capitalised: Callable[[Any], bool]
+    ) -> list[tuple[int, int]]:
+        names: list[tuple[int, int]] = list(quoted_spans(query))
+        names.extend(_char_range(trim(e)) for e in doc.ents if e.label_ not in SKIPPED_ENTITY_TYPES)
+        names.extend(_char_range(trim(doc[start:end])) for start, end in capitalised_runs(doc, capitalised))
+        return names
+
+    @staticmethod
+    def _pick(query: str, groups: list[tuple[list[tuple[int, int]], bool]]) -> list[str]:
+        taken: list[tuple[int, int]] = []
+        seen: set[str] = set()
+        picked: list[str] = []
         for candidates, blocks in groups:
             for start, end in sorted(set(candidates), key=lambda se: (se[0] - se[1], se[0])):
                 phrase = clean_phrase(query[start:end])
