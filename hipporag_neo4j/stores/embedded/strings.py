@@ -116,6 +116,35 @@ class StringTable(Sequence[str]):
                 self._tail_position[value] = len(self)
             self._tail.append(value)
 
+    def extended(self, values: Sequence[str]) -> StringTable:
+        """A new table of this one's strings then ``values``, as base arrays (no tail), with the sorted
+        permutation merged rather than re-sorted: equal to ``StringTable.of(list(self) + values)`` for a
+        table of distinct strings (the incremental snapshot's ids)."""
+        if self._tail:
+            raise ValueError("extend a table without appended strings")
+        encoded = [v.encode("utf-8") for v in values]
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        offsets = np.concatenate([self.offsets, self.offsets[-1] + np.cumsum(lengths)])
+        data = np.concatenate([self.data, np.frombuffer(b"".join(encoded), dtype=np.uint8)])
+        order = None
+        if self.order is not None:
+            ranked = sorted(range(len(encoded)), key=encoded.__getitem__)
+            at = np.array([self._insertion_point(encoded[k]) for k in ranked], dtype=np.int64)
+            order = np.insert(self.order, at, self._base + np.array(ranked, dtype=np.int64))
+        return StringTable(data, offsets, order)
+
+    def _insertion_point(self, key: bytes) -> int:
+        """Where ``key`` goes in the sorted permutation (after equal strings: a stable sort's place)."""
+        assert self.order is not None
+        lo, hi = 0, self._base
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._bytes(int(self.order[mid])) <= key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
     def arrays(self) -> tuple[U8, I64, I64 | None]:
         """The base arrays; a table with appended strings is rebuilt first (snapshots are written from
         freshly built tables, so this does not happen on the query path)."""
