@@ -81,10 +81,12 @@ def _write_appended(root: Path, name: str, spec: Appended) -> dict[str, Any]:
     row_bytes = rows.dtype.itemsize * int(np.prod(rows.shape[1:]))
     fd = os.open(data / file, os.O_RDWR | (os.O_CREAT if spec.file is None else 0), 0o644)
     try:
-        view = memoryview(rows.tobytes()) if rows.size else memoryview(b"")
-        offset, done = spec.base_rows * row_bytes, 0
-        while done < len(view):
-            done += os.pwrite(fd, view[done : done + (1 << 28)], offset + done)
+        step = max(1, (1 << 26) // max(row_bytes, 1))  # rows per write: 64 MiB, no copy of the whole
+        for start in range(0, len(rows), step):
+            view = memoryview(rows[start : start + step].tobytes())
+            offset, done = (spec.base_rows + start) * row_bytes, 0
+            while done < len(view):
+                done += os.pwrite(fd, view[done:], offset + done)
         os.fsync(fd)
     finally:
         os.close(fd)
