@@ -81,6 +81,7 @@ GROUP BY f.subject_id, f.object_id
 LOG_APPEND = "append"
 LOG_SYNONYMS = "synonyms"
 LOG_FULL = "full"
+LOG_UNLOGGED = "unlogged"  # a version written without the log, recorded by the next commit that logs
 
 #: The largest rowid of each table a snapshot was built from: rows above it are the delta.
 MAX_ROWIDS = """

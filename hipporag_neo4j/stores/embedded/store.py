@@ -152,6 +152,14 @@ class EmbeddedStore:
                 # a new random token per commit: a persisted snapshot names (version, token), so a
                 # database that lost its last commits (power loss) and was written again never meets
                 # a snapshot of the lost state under the same version number
+                previous = conn.execute("SELECT value FROM meta WHERE key = 'graph_token'").fetchone()
+                if previous is not None:
+                    # the version this commit builds on, if no row names it (written by a store without the
+                    # log): its token, so a snapshot of it can be the base of later append-only commits
+                    conn.execute(
+                        "INSERT OR IGNORE INTO snapshot_log(version, token, kind) VALUES (?, ?, ?)",
+                        (before, previous[0], schema.LOG_UNLOGGED),
+                    )
                 token = uuid.uuid4().hex
                 conn.execute(
                     "INSERT INTO meta(key, value) VALUES ('graph_token', ?) "
