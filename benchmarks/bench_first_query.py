@@ -128,8 +128,8 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [md_header("First query after a write: brought forward vs rebuilt (issue 19)", data), ""]
     lines.append(
         f"One batch ({BATCH} passages, {BATCH * PER:,} new phrases, their facts and synonym edges) appended "
-        "to a copy of the store, then one hipporag-mode query. `fresh`: the query in a new process (open + first "
-        "query); `same`: in the writing process after its writes. Each store copy was first opened and "
+        "to a copy of the store, then one hipporag-mode query. `fresh`: the query in a new process (open + "
+        "first query); `same`: in the writing process after its writes. Each store copy was first opened and "
         "queried once by the code measured (untimed), so its persisted snapshot was current before the write."
     )
     for size, rows in data["results"].items():

@@ -105,17 +105,11 @@ FROM passages p JOIN states s ON s.passage_id = p.id JOIN facts f ON f.id = s.fa
 WHERE p.rowid > ?
 GROUP BY f.subject_id, f.object_id
 """
-#: How many of the delta's (subject, object) pairs had no relation edge before (RELATION_EDGES' count).
-DELTA_NEW_RELATION_PAIRS = """
-WITH d AS (
-    SELECT DISTINCT f.subject_id AS s, f.object_id AS o
-    FROM passages p JOIN states st ON st.passage_id = p.id JOIN facts f ON f.id = st.fact_id
-    WHERE p.rowid > :stamp
-)
-SELECT COUNT(*) FROM d WHERE NOT EXISTS (
-    SELECT 1 FROM facts f JOIN states st ON st.fact_id = f.id JOIN passages p ON p.id = st.passage_id
-    WHERE f.subject_id = d.s AND f.object_id = d.o AND p.rowid <= :stamp
-)
+#: Whether a (subject, object) pair had a relation edge before the delta (a row of RELATION_EDGES);
+#: asked only for pairs whose phrases were already joined in the snapshot.
+RELATION_PAIR_BEFORE = """
+SELECT 1 FROM facts f JOIN states st ON st.fact_id = f.id JOIN passages p ON p.id = st.passage_id
+WHERE f.subject_id = ? AND f.object_id = ? AND p.rowid <= ? LIMIT 1
 """
 #: The score of one stored synonym edge (canonical direction: source_id < target_id).
 SYNONYM_SCORE = "SELECT score FROM synonyms WHERE source_id = ? AND target_id = ?"

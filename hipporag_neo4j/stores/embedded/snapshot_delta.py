@@ -152,6 +152,13 @@ def brought_forward(
     return Update(arrays, appended, extra)
 
 
+def _entry(matrix: sp.csr_matrix, i: int, j: int) -> float | None:
+    """``matrix[i, j]`` if stored (sorted indices: a binary search of row i), else None."""
+    start, end = int(matrix.indptr[i]), int(matrix.indptr[i + 1])
+    at = start + int(np.searchsorted(matrix.indices[start:end], j))
+    return float(matrix.data[at]) if at < end and int(matrix.indices[at]) == j else None
+
+
 def _adjacency(
     conn: sqlite3.Connection,
     old: sp.csr_matrix,
@@ -166,10 +173,24 @@ def _adjacency(
     # per unordered pair {i, j} (i < j): relation count added, synonym score added, ids for the lookup
     added_r: dict[tuple[int, int], float] = {}
     pair_ids: dict[tuple[int, int], tuple[str, str]] = {}
-    for subject_id, object_id, weight in conn.execute(schema.DELTA_RELATION_EDGES, (passage_stamp,)):
+    n_old = old.shape[0]
+    n_new_relation = 0
+    for subject_id, object_id, weight in conn.execute(
+        schema.DELTA_RELATION_EDGES, (passage_stamp,)
+    ).fetchall():
         i, j = position(subject_id), position(object_id)
+        # a RELATION_EDGES row (self-loops included) is new unless its phrases were joined before and
+        # a passage before the delta states it
+        # (a self-loop is no graph entry: always asked)
+        joined = i < n_old and j < n_old and (i == j or _entry(old, i, j) is not None)
+        if (
+            not joined
+            or conn.execute(schema.RELATION_PAIR_BEFORE, (subject_id, object_id, passage_stamp)).fetchone()
+            is None
+        ):
+            n_new_relation += 1
         if i == j:
-            continue  # self-loops are dropped, as in a rebuild
+            continue  # self-loops are dropped from the graph, as in a rebuild
         key = (i, j) if i < j else (j, i)
         added_r[key] = added_r.get(key, 0.0) + float(weight)
         pair_ids[key] = (subject_id, object_id) if subject_id < object_id else (object_id, subject_id)
@@ -178,13 +199,7 @@ def _adjacency(
         i, j = position(source_id), position(target_id)
         if i != j:
             added_s[(i, j) if i < j else (j, i)] = score
-    n_new_relation = 0
-    if added_r:
-        n_new_relation = int(
-            conn.execute(schema.DELTA_NEW_RELATION_PAIRS, {"stamp": passage_stamp}).fetchone()[0]
-        )
     keys = sorted(set(added_r) | set(added_s))
-    n_old = old.shape[0]
     padded = sp.csr_matrix(
         (old.data, old.indices, np.concatenate([old.indptr, np.full(n - n_old, old.indptr[-1])])),
         shape=(n, n),

@@ -32,6 +32,7 @@ class StringTable(Sequence[str]):
         self._tail_position: dict[str, int] = {}
         self._decoded: list[str] | None = None
         self._index: dict[str, int] | None = None
+        self._view: memoryview | None = None
 
     @classmethod
     def of(cls, strings: Sequence[str], searchable: bool = False) -> StringTable:
@@ -48,7 +49,9 @@ class StringTable(Sequence[str]):
         return self._base + len(self._tail)
 
     def _bytes(self, i: int) -> bytes:
-        return self.data[self.offsets[i] : self.offsets[i + 1]].tobytes()
+        if self._view is None:
+            self._view = memoryview(self.data.reshape(-1))  # type: ignore[arg-type]  # cheaper slices
+        return self._view[self.offsets[i] : self.offsets[i + 1]].tobytes()
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
         i = int(i)
