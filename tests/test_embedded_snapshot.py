@@ -455,3 +455,17 @@ def test_a_crash_inside_bringing_the_snapshot_forward_never_serves_a_torn_one(
     first = _open(tmp_path / "first", persist=False)
     _index(first, FIRST)
     assert want_first == _reads(first)
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_string_table_find_all_and_extended_agree_with_a_table_built_whole(fixed: bool) -> None:
+    rng = np.random.default_rng(3)
+    make = (lambda i: f"phrase-{i:08x}") if fixed else (lambda i: f"p{i}" + "x" * (i % 3))
+    values = [make(int(i)) for i in rng.permutation(300)]
+    base = StringTable.of(values[:200], searchable=True)
+    grown = base.extended(values[200:])
+    whole = StringTable.of(values, searchable=True)
+    assert list(grown) == values and np.array_equal(grown.order, whole.order)
+    asked = [*values[::7], "absent", make(999), "", "phrase-0000000", "phrase-000000000"]
+    assert grown.find_all(asked) == [whole.find(v) for v in asked]
+    assert base.find_all(values[250:260]) == [None] * 10

@@ -98,20 +98,22 @@ def brought_forward(
     names = base.phrases.names.extended([r[2] for r in new_phrases])
     passage_ids = base.passage_ids.extended([r[1] for r in new_passages])
     n, n_passages = len(ids), len(passage_ids)
+    m = conn.execute(schema.DELTA_MENTIONS, (stamp["passages"],)).fetchall()
+    relation = conn.execute(schema.DELTA_RELATION_EDGES, (stamp["passages"],)).fetchall()
+    # every phrase the delta names: new ones by their rows, old ones in one search of the old ids
     fresh = {r[1]: n_old + k for k, r in enumerate(new_phrases)}
+    named = {r[1] for r in m} | {p for r in relation for p in r[:2]} | {p for e in synonyms for p in e[:2]}
+    old_named = sorted(named - fresh.keys())
+    found = base.phrases.ids.find_all(old_named)
+    if any(f is None for f in found):
+        raise RuntimeError("a phrase of the delta is in no snapshot row")
+    fresh.update(zip(old_named, (int(f) for f in found if f is not None), strict=True))
 
     def position(phrase_id: str) -> int:
-        found = fresh.get(phrase_id)
-        if found is None:
-            found = ids.find(phrase_id)
-            if found is None:
-                raise RuntimeError(f"phrase {phrase_id!r} of the delta is in no snapshot row")
-            fresh[phrase_id] = found
-        return found
+        return fresh[phrase_id]
 
     # mentions: the new passages' rows, after the old ones (a rebuild's coo -> csr gives the same rows)
     passage_at = {r[0]: n_old_passages + k for k, r in enumerate(new_passages)}
-    m = conn.execute(schema.DELTA_MENTIONS, (stamp["passages"],)).fetchall()
     delta_mentions = sp.csr_matrix(
         (
             np.array([r[2] for r in m], dtype=np.float64),
@@ -128,7 +130,9 @@ def brought_forward(
     mentions = _compact(sp.csr_matrix(sp.vstack([old_mentions, delta_mentions], format="csr")))
     passage_counts = np.bincount(mentions.indices, minlength=n).astype(np.int32)
 
-    adjacency, n_new_relation = _adjacency(conn, base.adjacency, n, stamp["passages"], synonyms, position)
+    adjacency, n_new_relation = _adjacency(
+        conn, base.adjacency, n, stamp["passages"], relation, synonyms, position
+    )
     graph = GraphSnapshot.derived(
         PhraseIndex(ids, names, np.zeros((0, dim), dtype=np.float32)),
         passage_ids,
@@ -164,6 +168,7 @@ def _adjacency(
     old: sp.csr_matrix,
     n: int,
     passage_stamp: int,
+    relation: list[tuple[str, str, int]],
     synonyms: list[tuple[str, str, float]],
     position: Any,
 ) -> tuple[sp.csr_matrix, int]:
@@ -175,9 +180,7 @@ def _adjacency(
     pair_ids: dict[tuple[int, int], tuple[str, str]] = {}
     n_old = old.shape[0]
     n_new_relation = 0
-    for subject_id, object_id, weight in conn.execute(
-        schema.DELTA_RELATION_EDGES, (passage_stamp,)
-    ).fetchall():
+    for subject_id, object_id, weight in relation:
         i, j = position(subject_id), position(object_id)
         # a RELATION_EDGES row (self-loops included) is new unless its phrases were joined before and
         # a passage before the delta states it

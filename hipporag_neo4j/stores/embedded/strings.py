@@ -113,6 +113,30 @@ class StringTable(Sequence[str]):
             return int(order[lo])
         return self._tail_position.get(value)
 
+    def find_all(self, values: Sequence[str]) -> list[int | None]:
+        """Positions of ``values`` (None where absent), as :meth:`find`; strings of one width (the md5 ids)
+        in one vectorised binary search over the sorted permutation, without decoding the table."""
+        if self.order is None:
+            raise TypeError("this string table has no lookup by value")
+        encoded = [v.encode("utf-8") for v in values]
+        lengths = np.diff(self.offsets)
+        width = int(lengths[0]) if self._base else 0
+        if (
+            self._tail
+            or not width
+            or int(lengths.min()) != width
+            or int(lengths.max()) != width
+            or any(b"\0" in e for e in encoded)
+            or bool((self.data == 0).any())  # numpy's fixed-width bytes ignore trailing NULs
+        ):
+            return [self.find(v) for v in values]
+        keys = self.data.reshape(-1).view(f"S{width}")[self.order]
+        right = np.array([e if len(e) == width else b"" for e in encoded], dtype=f"S{width}")
+        at = np.minimum(np.searchsorted(keys, right), self._base - 1)
+        hit = (keys[at] == right) & np.array([len(e) == width for e in encoded], dtype=np.bool_)
+        positions = self.order[at]
+        return [int(p) if h else None for p, h in zip(positions.tolist(), hit.tolist(), strict=True)]
+
     def append(self, values: Sequence[str]) -> None:
         for value in values:
             if self.order is not None:
