@@ -469,3 +469,18 @@ def test_string_table_find_all_and_extended_agree_with_a_table_built_whole(fixed
     asked = [*values[::7], "absent", make(999), "", "phrase-0000000", "phrase-000000000"]
     assert grown.find_all(asked) == [whole.find(v) for v in asked]
     assert base.find_all(values[250:260]) == [None] * 10
+
+
+def test_the_log_keeps_only_the_rows_from_the_newest_persisted_snapshot_on(tmp_path: Path) -> None:
+    import sqlite3
+
+    versions = []
+    for store in _random_history(tmp_path / "store", rounds=3, seed=7):
+        _served(store)  # each version persisted (brought forward)
+        versions.append(store.stats().extra["graph_version"])
+    conn = sqlite3.connect(tmp_path / "store" / "graph.sqlite")
+    logged = [r[0] for r in conn.execute("SELECT version FROM snapshot_log ORDER BY version")]
+    conn.close()
+    # pruned by each commit below the newest persisted version (the one before it)
+    assert logged == [versions[-2], versions[-1]]
+    assert store.snapshot_updates == len(versions) - 1

@@ -177,7 +177,8 @@ class EmbeddedStore:
                 )
                 floor = snapshot_files.newest_version(self.path)
                 if floor is not None:  # rows below the newest persisted snapshot are no longer needed
-                    conn.execute(schema.LOG_PRUNE, (floor,))
+                    # (not above this commit's base: a directory left by a lost history must not prune)
+                    conn.execute(schema.LOG_PRUNE, (min(floor, before),))
                 conn.execute("COMMIT")
                 self._committed = (before, before + 1)
 
