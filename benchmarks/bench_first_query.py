@@ -228,6 +228,7 @@ def main() -> None:
                     rows.append(measure(args, base, name, code, how))
                     data["results"][size] = rows
                     write_results(args.stem, data, markdown(data))
+    data["load_after"] = load_average()
     write_results(args.stem, data, markdown(data))
 
 
