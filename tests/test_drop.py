@@ -162,6 +162,7 @@ def test_cli_drop_asks_first_then_drops_one_namespace(tmp_path: Path) -> None:
     done = json.loads(out)
     assert done["dropped"] is True and done["removed"]["passages"] == 1
     assert not (store / "graph.sqlite").exists()
+    assert sorted(p.name for p in store.iterdir()) == ["namespaces"]  # nothing of it is left
 
     code, out = run("stats")
     assert code == 1 and "no store" in out

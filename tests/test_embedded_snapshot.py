@@ -49,7 +49,9 @@ def _reads(store: EmbeddedStore) -> dict[str, Any]:
 
 def _versions(path: Path) -> list[str]:
     root = path / snapshot_files.SNAPSHOT_DIR
-    return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.name != snapshot_files.DATA_DIR)
 
 
 def test_a_snapshot_is_persisted_and_mapped_on_reopen_without_a_rebuild(
@@ -87,14 +89,15 @@ def test_persisted_and_in_memory_snapshots_answer_identically(tmp_path: Path) ->
     assert reopened.snapshot_maps == 1 and not (tmp_path / "plain" / snapshot_files.SNAPSHOT_DIR).exists()
 
 
-def test_a_write_makes_the_snapshot_stale_and_the_next_read_rebuilds_it(tmp_path: Path) -> None:
+def test_a_write_makes_the_snapshot_stale_and_the_next_read_brings_it_forward(tmp_path: Path) -> None:
     path = tmp_path / "store"
     reader, writer = _open(path), _open(path)
     _index(writer, FIRST)
     before = _reads(reader)
     _index(writer, ALL - FIRST)  # another object (as another process): the reader's snapshot is stale
     after = _reads(reader)
-    assert reader.snapshot_builds == 2 and after != before
+    # appended rows only: brought forward from the persisted version, not rebuilt
+    assert (reader.snapshot_builds, reader.snapshot_updates) == (1, 1) and after != before
     clean = _open(tmp_path / "clean", persist=False)
     _index(clean, ALL)
     assert after == _reads(clean)
@@ -112,7 +115,7 @@ def test_a_snapshot_with_the_right_version_but_another_commit_token_is_not_used(
     _index(store, ALL)
     _reads(store)
     store.close()
-    manifest = next((path / snapshot_files.SNAPSHOT_DIR).iterdir()) / snapshot_files.MANIFEST
+    manifest = path / snapshot_files.SNAPSHOT_DIR / _versions(path)[0] / snapshot_files.MANIFEST
     data = json.loads(manifest.read_text())
     data["graph_token"] = "another history"
     manifest.write_text(json.dumps(data))
@@ -128,14 +131,14 @@ def test_a_damaged_snapshot_is_rebuilt_not_served(tmp_path: Path, damage: str) -
     _index(store, ALL)
     want = _reads(store)
     store.close()
-    directory = next((path / snapshot_files.SNAPSHOT_DIR).iterdir())
+    directory = path / snapshot_files.SNAPSHOT_DIR / _versions(path)[0]
     if damage == "truncate":
         target = directory / "adjacency_indices.npy"
         target.write_bytes(target.read_bytes()[:-4])
     elif damage == "manifest":
         (directory / snapshot_files.MANIFEST).write_text("{not json")
     else:
-        (directory / "phrase_vectors.npy").unlink()
+        (directory / "mentions_indices.npy").unlink()
     again = _open(path)
     assert _reads(again) == want
     assert (again.snapshot_builds, again.snapshot_maps) == (1, 0)
@@ -285,3 +288,199 @@ def test_a_graph_version_that_serves_several_queries_switches_to_exact_factorise
     one_passage(store, 1)  # a write: a new version starts with push again
     store.personalized_pagerank(seeds, 0.5, 200, 1e-12)
     assert built == [0.5]
+
+
+# --- a snapshot brought forward by the rows written since (snapshot_delta) ---------------------------
+
+
+def _random_history(path: Path, rounds: int, seed: int) -> Any:
+    """Write ``rounds`` batches (passages reaching old and new phrases, facts repeated across batches,
+    self-loops) each followed by synonym edges (non-integer scores, on pairs with and without relation
+    edges, old and new phrases, some already stored), yielding the store after each."""
+    from hipporag_neo4j.models import Passage
+    from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge
+
+    rng = np.random.default_rng(seed)
+    dim = 8
+    store = EmbeddedStore(path)
+    store.open("random-model", dim)
+    vectors: dict[str, np.ndarray] = {}
+
+    def phrase(i: int) -> PhraseRecord:
+        pid = f"ph-{i:04d}"
+        if pid not in vectors:
+            vectors[pid] = rng.standard_normal(dim).astype(np.float32)
+        return PhraseRecord(pid, f"name {i}", vectors[pid])
+
+    n_passages = 0
+    for r in range(rounds):
+        top = 30 + 25 * r  # later batches reach new phrases and old ones
+        records, phrases = [], {}
+        for _ in range(12):
+            # a few hub phrases in every passage: their pairs gather relation counts of 3 and more, where
+            # adding a count before or after the synonym score rounds differently
+            hubs = [phrase(int(i)) for i in rng.integers(0, 3, size=2)]
+            chosen = hubs + [phrase(int(i)) for i in rng.integers(0, top, size=int(rng.integers(1, 6)))]
+            hub, other = hubs
+            facts = [
+                FactRecord(f"f-{hub.id}-{other.id}", hub.id, "is", other.id, "hub fact", vectors[hub.id])
+            ]
+            for _ in range(int(rng.integers(0, 5))):
+                s = chosen[int(rng.integers(len(chosen)))]
+                o = phrase(int(rng.integers(0, 6 if rng.random() < 0.5 else top)))
+                p = f"rel{int(rng.integers(0, 2))}"  # few predicates: the same fact recurs in later batches
+                fid = f"f-{s.id}-{p}-{o.id}"
+                facts.append(FactRecord(fid, s.id, p, o.id, f"{s.name} {p} {o.name}", vectors[s.id] + 1))
+                chosen.append(o)
+            for ph in chosen:
+                phrases[ph.id] = ph
+            mentions = {ph.id: int(rng.integers(1, 3)) for ph in chosen}
+            passage = Passage(id=f"pa-{n_passages:05d}", text=f"passage {n_passages}")
+            records.append(
+                PassageRecord(passage, rng.standard_normal(dim).astype(np.float32), mentions, facts)
+            )
+            n_passages += 1
+        store.write_passages(list(phrases.values()), records)
+        yield store
+        ids = sorted(vectors)
+        # most among the first phrases, which later batches keep reaching with new relation edges
+        ends = np.where(
+            rng.random((60, 2)) < 0.8, rng.integers(0, 6, (60, 2)), rng.integers(0, len(ids), (60, 2))
+        )
+        edges = [SynonymEdge(ids[int(a)], ids[int(b)], float(rng.uniform(0.8, 1.0))) for a, b in ends]
+        store.write_synonyms(edges, [])
+        yield store
+
+
+def _rebuilt(store: EmbeddedStore) -> dict[str, np.ndarray]:
+    with store._read() as conn:
+        phrases = snapshot.PhraseIndex.load(conn, store._dim)
+        graph = GraphSnapshot.load(conn, store._dim, phrases)
+    arrays, extra = graph.arrays()
+    return {**arrays, **{f"extra:{k}": np.asarray(v) for k, v in extra.items()}}
+
+
+def _served(store: EmbeddedStore) -> dict[str, np.ndarray]:
+    graph = store._graph()
+    arrays, extra = graph.arrays()
+    return {**arrays, **{f"extra:{k}": np.asarray(v) for k, v in extra.items()}}
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_snapshot_brought_forward_equals_a_rebuild_bit_for_bit(tmp_path: Path, seed: int) -> None:
+    updates = 0
+    for store in _random_history(tmp_path / "store", rounds=5, seed=seed):
+        served, rebuilt = _served(store), _rebuilt(store)
+        assert served.keys() == rebuilt.keys()
+        for name in served:
+            assert served[name].dtype == rebuilt[name].dtype, name
+            assert np.array_equal(served[name], rebuilt[name]), name
+        updates = store.snapshot_updates
+    assert (store.snapshot_builds, updates) == (1, 9)  # built once, then brought forward by every batch
+    # every adjacency entry that holds both relation counts and a synonym score went through R + S
+    graph = store._graph()
+    assert np.any(graph.adjacency.data != np.round(graph.adjacency.data)) and graph.n_synonym_edges > 0
+
+
+def test_a_delete_or_a_gap_in_the_log_means_a_rebuild_not_a_delta(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, FIRST)
+    _reads(store)
+    store.delete_passages(["p1"])
+    _index(store, ALL - FIRST)  # append-only, but after a delete: the persisted version cannot be used
+    after_delete = _reads(store)
+    assert (store.snapshot_builds, store.snapshot_updates) == (2, 0)
+    clean = _open(tmp_path / "clean", persist=False)
+    _index(clean, ALL - {"p1"})
+    assert after_delete == _reads(clean)
+    # a writer that does not log (the code before this table existed) leaves a gap: rebuild
+    import sqlite3
+
+    store.write_synonyms([], ["no-such"])
+    conn = sqlite3.connect(path / "graph.sqlite")
+    with conn:
+        conn.execute("DELETE FROM snapshot_log WHERE version = (SELECT MAX(version) FROM snapshot_log)")
+    conn.close()
+    _reads(store)
+    assert (store.snapshot_builds, store.snapshot_updates) == (3, 0)
+
+
+def _append_then_die_while_bringing_forward(path: str, point: str) -> None:
+    """A process that commits a write, then is killed while bringing the snapshot forward: in the middle
+    of appending vectors to a data file, or after the data and before the manifest."""
+    store = _open(Path(path))
+    _index(store, ALL - FIRST)
+    if point == "data":
+        real = os.pwrite
+
+        def dying_pwrite(fd: int, data: Any, offset: int) -> int:
+            real(fd, bytes(data)[: max(1, len(data) // 2)], offset)
+            os._exit(9)
+
+        os.pwrite = dying_pwrite  # type: ignore[assignment]
+    else:
+        real_write = json.dump
+
+        def dying_dump(*args: Any, **kwargs: Any) -> None:
+            os._exit(9)
+
+        json.dump = dying_dump  # type: ignore[assignment]
+    store.graph_passage_scores({make_phrase_id("thomas"): 1.0}, 0.5, 200, 1e-10, 5, 1)
+    del real_write
+
+
+@pytest.mark.parametrize("point", ["data", "manifest"])
+def test_a_crash_inside_bringing_the_snapshot_forward_never_serves_a_torn_one(
+    tmp_path: Path, point: str
+) -> None:
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, FIRST)
+    want_first = _reads(store)  # a persisted snapshot of the first version
+    store.close()
+    old = _versions(path)
+    context = multiprocessing.get_context("fork")
+    child = context.Process(target=_append_then_die_while_bringing_forward, args=(str(path), point))
+    child.start()
+    child.join(timeout=120)
+    assert child.exitcode == 9
+    assert [v for v in _versions(path) if not v.startswith(".tmp-")] == old  # nothing new published
+    again = _open(path)
+    clean = _open(tmp_path / "clean", persist=False)
+    _index(clean, ALL)
+    assert _reads(again) == _reads(clean)  # brought forward again over the torn bytes, never served them
+    assert (again.snapshot_builds, again.snapshot_updates) == (0, 1)
+    # the base version's rows were not disturbed: a store at the first version reads as before
+    first = _open(tmp_path / "first", persist=False)
+    _index(first, FIRST)
+    assert want_first == _reads(first)
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_string_table_find_all_and_extended_agree_with_a_table_built_whole(fixed: bool) -> None:
+    rng = np.random.default_rng(3)
+    make = (lambda i: f"phrase-{i:08x}") if fixed else (lambda i: f"p{i}" + "x" * (i % 3))
+    values = [make(int(i)) for i in rng.permutation(300)]
+    base = StringTable.of(values[:200], searchable=True)
+    grown = base.extended(values[200:])
+    whole = StringTable.of(values, searchable=True)
+    assert list(grown) == values and np.array_equal(grown.order, whole.order)
+    asked = [*values[::7], "absent", make(999), "", "phrase-0000000", "phrase-000000000"]
+    assert grown.find_all(asked) == [whole.find(v) for v in asked]
+    assert base.find_all(values[250:260]) == [None] * 10
+
+
+def test_the_log_keeps_only_the_rows_from_the_newest_persisted_snapshot_on(tmp_path: Path) -> None:
+    import sqlite3
+
+    versions = []
+    for store in _random_history(tmp_path / "store", rounds=3, seed=7):
+        _served(store)  # each version persisted (brought forward)
+        versions.append(store.stats().extra["graph_version"])
+    conn = sqlite3.connect(tmp_path / "store" / "graph.sqlite")
+    logged = [r[0] for r in conn.execute("SELECT version FROM snapshot_log ORDER BY version")]
+    conn.close()
+    # pruned by each commit below the newest persisted version (the one before it)
+    assert logged == [versions[-2], versions[-1]]
+    assert store.snapshot_updates == len(versions) - 1

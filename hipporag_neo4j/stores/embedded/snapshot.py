@@ -167,6 +167,25 @@ class FactIndex:
         )
 
 
+def canonical_adjacency(
+    sources: npt.NDArray[np.int64],
+    targets: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.float64],
+    n_relation: int,
+    n_phrases: int,
+) -> sp.csr_matrix:
+    """The phrase graph from its first ``n_relation`` edges (RELATION counts) and the rest (SYNONYM
+    scores): each entry is ``R + S`` rounded once, where ``R`` is the exact (integer) sum of the relation
+    counts between the two phrases in either direction and ``S`` the pair's one synonym score. Summing
+    every parallel edge in one pass would round in an order that depends on the sort of each row, so a
+    snapshot brought forward by a write batch (``snapshot_delta``) could differ from a rebuild in the last
+    bit; this order it can reproduce exactly."""
+    r, s = slice(0, n_relation), slice(n_relation, None)
+    relation = symmetric_adjacency(sources[r], targets[r], weights[r], n_phrases)
+    synonym = symmetric_adjacency(sources[s], targets[s], weights[s], n_phrases)
+    return _compact(sp.csr_matrix(relation + synonym))
+
+
 def _csr(
     data: npt.NDArray[Any], indices: npt.NDArray[Any], indptr: npt.NDArray[Any], shape: tuple[int, int]
 ) -> sp.csr_matrix:
@@ -397,36 +416,61 @@ class GraphSnapshot:
         sources: list[int] = []
         targets: list[int] = []
         weights: list[float] = []
-        n_relation = n_synonym = 0
         for subject_id, object_id, weight in conn.execute(RELATION_EDGES):
             sources.append(pos[subject_id])
             targets.append(pos[object_id])
             weights.append(float(weight))
-            n_relation += 1
+        n_relation = len(sources)
         for source_id, target_id, score in conn.execute("SELECT source_id, target_id, score FROM synonyms"):
             sources.append(pos[source_id])
             targets.append(pos[target_id])
             weights.append(float(score))
-            n_synonym += 1
         del pos
-        adjacency = _compact(
-            symmetric_adjacency(
-                np.array(sources, dtype=np.int64),
-                np.array(targets, dtype=np.int64),
-                np.array(weights, dtype=np.float64),
-                n_phrases,
-            )
+        adjacency = canonical_adjacency(
+            np.array(sources, dtype=np.int64),
+            np.array(targets, dtype=np.int64),
+            np.array(weights, dtype=np.float64),
+            n_relation,
+            n_phrases,
         )
+        n_synonym = len(sources) - n_relation
         del sources, targets, weights
+        return cls.derived(
+            phrases,
+            StringTable.of(passage_list, searchable=True),
+            mentions,
+            passage_counts,
+            adjacency,
+            n_relation,
+            n_synonym,
+            passage_vectors,
+        )
+
+    @classmethod
+    def derived(
+        cls,
+        phrases: PhraseIndex,
+        passage_ids: StringTable,
+        mentions: sp.csr_matrix,
+        passage_counts: npt.NDArray[np.int32],
+        adjacency: sp.csr_matrix,
+        n_relation: int,
+        n_synonym: int,
+        passage_vectors: Matrix | None = None,
+    ) -> GraphSnapshot:
+        """A snapshot from its phrase graph and mentions: transition matrix and strengths computed here,
+        by a rebuild and by a snapshot brought forward alike."""
         transition, _ = transition_matrix(adjacency)
         transition = _compact(transition)
         if np.array_equal(transition.indptr, adjacency.indptr) and np.array_equal(
             transition.indices, adjacency.indices
         ):
             transition = _csr(transition.data, adjacency.indices, adjacency.indptr, transition.shape)
+        if passage_vectors is None:
+            passage_vectors = np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32)
         return cls(
             phrases=phrases,
-            passage_ids=StringTable.of(passage_list, searchable=True),
+            passage_ids=passage_ids,
             passage_vectors=passage_vectors,
             mentions=mentions,
             passage_counts=passage_counts,

@@ -22,6 +22,7 @@ import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +58,7 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
-from hipporag_neo4j.stores.embedded import explore, snapshot_files, vector_index
+from hipporag_neo4j.stores.embedded import explore, schema, snapshot_delta, snapshot_files, vector_index
 from hipporag_neo4j.stores.embedded.knn import nearest_rows, top_positions
 from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
@@ -86,6 +87,15 @@ def _exact_scores(matrix: Matrix, rows: npt.NDArray[np.intp], vector: Vector) ->
         matrix[rows].astype(np.float64) * np.asarray(vector, dtype=np.float64)
     ).sum(axis=1)
     return scores
+
+
+@dataclass
+class _Log:
+    """What a write transaction records in ``snapshot_log``: its kind (only 'append' and 'synonyms' let
+    a persisted snapshot be brought forward) and, for 'synonyms', the edges it inserted."""
+
+    kind: str = schema.LOG_FULL
+    synonyms: list[tuple[str, str, float]] = field(default_factory=list)
 
 
 class EmbeddedStore:
@@ -117,6 +127,7 @@ class EmbeddedStore:
         self._committed = (0, 0)  # graph version before and after this connection's last write
         self.snapshot_builds = 0  # snapshots built from SQL by this object (tests; benchmarks)
         self.snapshot_maps = 0  # persisted snapshots memory-mapped by this object
+        self.snapshot_updates = 0  # persisted snapshots brought forward by the rows written since
 
     # --- lifecycle ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -146,8 +157,10 @@ class EmbeddedStore:
         return self._conn
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction: SQLite's write lock first, so what it reads inside is what it writes over."""
+    def _transaction(self, log_as: _Log | None = None) -> Iterator[sqlite3.Connection]:
+        """A write transaction: SQLite's write lock first, so what it reads inside is what it writes over.
+        ``log_as`` is its ``snapshot_log`` row (default: 'full', a change no snapshot is brought over)."""
+        entry = log_as or _Log()
         conn = self._connect()
         with self._lock:
             conn.execute("BEGIN IMMEDIATE")
@@ -165,11 +178,33 @@ class EmbeddedStore:
                 # a new random token per commit: a persisted snapshot names (version, token), so a
                 # database that lost its last commits (power loss) and was written again never meets
                 # a snapshot of the lost state under the same version number
+                previous = conn.execute("SELECT value FROM meta WHERE key = 'graph_token'").fetchone()
+                if previous is not None:
+                    # the version this commit builds on, if no row names it (written by a store without the
+                    # log): its token, so a snapshot of it can be the base of later append-only commits
+                    conn.execute(
+                        "INSERT OR IGNORE INTO snapshot_log(version, token, kind) VALUES (?, ?, ?)",
+                        (before, previous[0], schema.LOG_UNLOGGED),
+                    )
+                token = uuid.uuid4().hex
                 conn.execute(
                     "INSERT INTO meta(key, value) VALUES ('graph_token', ?) "
                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                    (uuid.uuid4().hex,),
+                    (token,),
                 )
+                conn.execute(
+                    "INSERT OR REPLACE INTO snapshot_log(version, token, kind, synonyms) VALUES (?, ?, ?, ?)",
+                    (
+                        before + 1,
+                        token,
+                        entry.kind,
+                        json.dumps(entry.synonyms) if entry.kind == schema.LOG_SYNONYMS else None,
+                    ),
+                )
+                floor = snapshot_files.newest_version(self.path)
+                if floor is not None:  # rows below the newest persisted snapshot are no longer needed
+                    # (not above this commit's base: a directory left by a lost history must not prune)
+                    conn.execute(schema.LOG_PRUNE, (min(floor, before),))
                 conn.execute("COMMIT")
                 self._committed = (before, before + 1)
 
@@ -283,6 +318,8 @@ class EmbeddedStore:
             if self._snapshot is None:
                 self._snapshot = self._mapped_snapshot(conn, values)
             if self._snapshot is None:
+                self._snapshot = self._brought_forward(conn, values)
+            if self._snapshot is None:
                 if self._phrases is None:
                     self._phrases = PhraseIndex.load(conn, self._dim)
                 graph = GraphSnapshot.load(conn, self._dim, self._phrases)
@@ -322,6 +359,36 @@ class EmbeddedStore:
         self.snapshot_maps += 1
         return GraphSnapshot.from_arrays(arrays, manifest, phrases=self._phrases)
 
+    def _brought_forward(self, conn: sqlite3.Connection, values: dict[str, str]) -> GraphSnapshot | None:
+        """The newest persisted snapshot brought forward by the rows committed since, written as this
+        version's and mapped (:mod:`snapshot_delta`); None when there is none to bring forward (a
+        commit since was not append-only, or the log does not reach back to it) or it cannot be written."""
+        if not self.persist_snapshot:
+            return None
+        stamp = self._stamp(values)
+        found = snapshot_files.newest_before(
+            self.path, stamp.graph_version, stamp.embedding_model, stamp.embedding_dim
+        )
+        if found is None:
+            return None
+        arrays, manifest = found
+        synonyms = snapshot_delta.logged_synonyms(conn, manifest, values)
+        if synonyms is None:
+            return None
+        try:
+            update = snapshot_delta.brought_forward(conn, arrays, manifest, synonyms, self._dim)
+            del arrays, found
+            snapshot_files.write(self.path, stamp, update.arrays, update.extra, update.appended)
+        except OSError as exc:
+            log.warning("could not bring the snapshot of %s forward: %s", self.path, exc)
+            return None
+        del update
+        graph = self._mapped_snapshot(conn, values)
+        if graph is not None:
+            self.snapshot_maps -= 1
+            self.snapshot_updates += 1
+        return graph
+
     def _persisted(
         self, conn: sqlite3.Connection, values: dict[str, str], graph: GraphSnapshot
     ) -> GraphSnapshot:
@@ -332,11 +399,16 @@ class EmbeddedStore:
         stamp = self._stamp(values)
         try:
             arrays, extra = graph.arrays()
-            snapshot_files.write(self.path, stamp, arrays, extra)
+            appended = {
+                name: snapshot_files.Appended(arrays.pop(name))
+                for name in ("phrase_vectors", "passage_vectors")
+            }
+            extra[snapshot_delta.ROWIDS] = snapshot_delta.read_rowids(conn)
+            snapshot_files.write(self.path, stamp, arrays, extra, appended)
         except OSError as exc:
             log.warning("could not persist the snapshot of %s: %s", self.path, exc)
             return graph
-        del arrays
+        del arrays, appended
         found = snapshot_files.read(self.path, stamp)
         if found is None:
             return graph
@@ -364,7 +436,7 @@ class EmbeddedStore:
 
     def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
         with self._lock:
-            with self._transaction() as conn:
+            with self._transaction(_Log(schema.LOG_APPEND)) as conn:
                 self._check_model(dict(conn.execute("SELECT key, value FROM meta").fetchall()))
                 stored = self._existing("passages", [r.passage.id for r in passages])
                 new_passages = [r for r in passages if r.passage.id not in stored]
@@ -552,13 +624,18 @@ class EmbeddedStore:
         if not rows and not done:
             return 0
         with self._lock:
-            with self._transaction() as conn:
-                before = conn.total_changes
-                conn.executemany(
-                    "INSERT OR IGNORE INTO synonyms(source_id, target_id, score) VALUES (?, ?, ?)",
-                    [(s, t, score) for (s, t), score in rows.items()],
-                )
-                added = conn.total_changes - before
+            entry = _Log(schema.LOG_SYNONYMS)
+            with self._transaction(entry) as conn:
+                added = 0
+                for (s, t), score in rows.items():
+                    # the log carries exactly the edges inserted here (an existing one is ignored)
+                    if conn.execute(
+                        "INSERT OR IGNORE INTO synonyms(source_id, target_id, score) "
+                        "VALUES (?, ?, ?) RETURNING 1",
+                        (s, t, score),
+                    ).fetchone():
+                        entry.synonyms.append((s, t, score))
+                        added += 1
                 for chunk in chunks(list(done)):
                     conn.execute(
                         f"DELETE FROM synonyms_pending WHERE phrase_id IN ({placeholders(len(chunk))})",
@@ -645,7 +722,8 @@ class EmbeddedStore:
                     removed = None  # a file opened but never written (a read made it): nothing was there
                 for suffix in ("", "-wal", "-shm", "-journal"):
                     (self.path / f"{DB_FILE}{suffix}").unlink(missing_ok=True)
-                shutil.rmtree(self.path / snapshot_files.SNAPSHOT_DIR, ignore_errors=True)
+                for derived in (snapshot_files.SNAPSHOT_DIR, INDEX_DIR):
+                    shutil.rmtree(self.path / derived, ignore_errors=True)
             finally:
                 conn.execute("ROLLBACK")
                 self.close()

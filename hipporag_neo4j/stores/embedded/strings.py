@@ -32,6 +32,7 @@ class StringTable(Sequence[str]):
         self._tail_position: dict[str, int] = {}
         self._decoded: list[str] | None = None
         self._index: dict[str, int] | None = None
+        self._view: memoryview | None = None
 
     @classmethod
     def of(cls, strings: Sequence[str], searchable: bool = False) -> StringTable:
@@ -48,7 +49,9 @@ class StringTable(Sequence[str]):
         return self._base + len(self._tail)
 
     def _bytes(self, i: int) -> bytes:
-        return self.data[self.offsets[i] : self.offsets[i + 1]].tobytes()
+        if self._view is None:
+            self._view = memoryview(self.data.reshape(-1))  # type: ignore[arg-type]  # cheaper slices
+        return self._view[self.offsets[i] : self.offsets[i + 1]].tobytes()
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
         i = int(i)
@@ -110,11 +113,64 @@ class StringTable(Sequence[str]):
             return int(order[lo])
         return self._tail_position.get(value)
 
+    def find_all(self, values: Sequence[str]) -> list[int | None]:
+        """Positions of ``values`` (None where absent), as :meth:`find`; strings of one width (the md5 ids)
+        in one vectorised binary search over the sorted permutation, without decoding the table."""
+        if self.order is None:
+            raise TypeError("this string table has no lookup by value")
+        encoded = [v.encode("utf-8") for v in values]
+        lengths = np.diff(self.offsets)
+        width = int(lengths[0]) if self._base else 0
+        if (
+            self._tail
+            or not width
+            or int(lengths.min()) != width
+            or int(lengths.max()) != width
+            or any(b"\0" in e for e in encoded)
+            or bool((self.data == 0).any())  # numpy's fixed-width bytes ignore trailing NULs
+        ):
+            return [self.find(v) for v in values]
+        keys = self.data.reshape(-1).view(f"S{width}")[self.order]
+        right = np.array([e if len(e) == width else b"" for e in encoded], dtype=f"S{width}")
+        at = np.minimum(np.searchsorted(keys, right), self._base - 1)
+        hit = (keys[at] == right) & np.array([len(e) == width for e in encoded], dtype=np.bool_)
+        positions = self.order[at]
+        return [int(p) if h else None for p, h in zip(positions.tolist(), hit.tolist(), strict=True)]
+
     def append(self, values: Sequence[str]) -> None:
         for value in values:
             if self.order is not None:
                 self._tail_position[value] = len(self)
             self._tail.append(value)
+
+    def extended(self, values: Sequence[str]) -> StringTable:
+        """A new table of this one's strings then ``values``, as base arrays (no tail), with the sorted
+        permutation merged rather than re-sorted: equal to ``StringTable.of(list(self) + values)`` for a
+        table of distinct strings (the incremental snapshot's ids)."""
+        if self._tail:
+            raise ValueError("extend a table without appended strings")
+        encoded = [v.encode("utf-8") for v in values]
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        offsets = np.concatenate([self.offsets, self.offsets[-1] + np.cumsum(lengths)])
+        data = np.concatenate([self.data, np.frombuffer(b"".join(encoded), dtype=np.uint8)])
+        order = None
+        if self.order is not None:
+            ranked = sorted(range(len(encoded)), key=encoded.__getitem__)
+            at = np.array([self._insertion_point(encoded[k]) for k in ranked], dtype=np.int64)
+            order = np.insert(self.order, at, self._base + np.array(ranked, dtype=np.int64))
+        return StringTable(data, offsets, order)
+
+    def _insertion_point(self, key: bytes) -> int:
+        """Where ``key`` goes in the sorted permutation (after equal strings: a stable sort's place)."""
+        assert self.order is not None
+        lo, hi = 0, self._base
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._bytes(int(self.order[mid])) <= key:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
 
     def arrays(self) -> tuple[U8, I64, I64 | None]:
         """The base arrays; a table with appended strings is rebuilt first (snapshots are written from
