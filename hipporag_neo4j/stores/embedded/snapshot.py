@@ -27,7 +27,7 @@ from hipporag_neo4j.ppr import (
     transition_matrix,
 )
 from hipporag_neo4j.stores.base import Matrix, PassageScore
-from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
+from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_ROWS, RELATION_EDGES, SYNONYM_ROWS
 from hipporag_neo4j.stores.embedded.strings import StringTable
 
 _FETCH = 20_000  # rows per fetch when streaming vectors out of SQLite
@@ -154,8 +154,7 @@ class FactIndex:
         rows, vectors = _rows_with_vectors(
             conn,
             "SELECT COUNT(*) FROM facts WHERE embedding IS NOT NULL",
-            "SELECT id, subject_id, predicate, object_id, embedding FROM facts "
-            "WHERE embedding IS NOT NULL ORDER BY rowid",
+            f"{FACT_ROWS} WHERE f.embedding IS NOT NULL ORDER BY f.key",
             dim,
         )
         return cls(
@@ -378,7 +377,7 @@ class GraphSnapshot:
         pos = {pid: i for i, pid in enumerate(phrases.ids)}  # transient: only while building
 
         m_rows, m_cols, m_data = [], [], []
-        for passage_id, phrase_id, count in conn.execute("SELECT passage_id, phrase_id, count FROM mentions"):
+        for passage_id, phrase_id, count in conn.execute(MENTION_ROWS):
             m_rows.append(passage_position[passage_id])
             m_cols.append(pos[phrase_id])
             m_data.append(count)
@@ -403,7 +402,7 @@ class GraphSnapshot:
             targets.append(pos[object_id])
             weights.append(float(weight))
             n_relation += 1
-        for source_id, target_id, score in conn.execute("SELECT source_id, target_id, score FROM synonyms"):
+        for source_id, target_id, score in conn.execute(SYNONYM_ROWS):
             sources.append(pos[source_id])
             targets.append(pos[target_id])
             weights.append(float(score))
