@@ -143,3 +143,18 @@ def keys_of(conn: sqlite3.Connection, table: str, ids: Iterable[str]) -> dict[st
         sql = f"SELECT id, key FROM {table} WHERE id IN ({placeholders(len(chunk))})"
         found.update(conn.execute(sql, list(chunk)).fetchall())
     return found
+
+
+#: every table's rows as schema version 1 stored them (text ids; its column order): the store's content
+#: independent of the order it was written in (tests, and the check of an upgrade)
+TEXT_ROWS: dict[str, str] = {
+    "passages": "SELECT id, title, text, metadata, embedding FROM passages",
+    "phrases": "SELECT id, name, embedding FROM phrases",
+    "mentions": MENTION_ROWS,
+    "facts": "SELECT f.id, a.id, f.predicate, b.id, f.text, f.embedding FROM facts f "
+    "JOIN phrases a ON a.key = f.subject_key JOIN phrases b ON b.key = f.object_key",
+    "states": "SELECT d.id, f.id FROM states s "
+    "JOIN passages d ON d.key = s.passage_key JOIN facts f ON f.key = s.fact_key",
+    "synonyms": SYNONYM_ROWS,
+    "synonyms_pending": "SELECT p.id FROM synonyms_pending s JOIN phrases p ON p.key = s.phrase_key",
+}

@@ -363,7 +363,9 @@ class EmbeddedStore:
                 stored = self._existing("passages", [r.passage.id for r in passages])
                 new_passages = [r for r in passages if r.passage.id not in stored]
                 # integer keys in insertion order (the next rowids): the link tables grow at their right edge
-                phrase_keys = keys_of(conn, "phrases", [p.id for p in phrases])
+                named = [p.id for p in phrases] + [pid for r in new_passages for pid in r.mentions]
+                named += [i for r in new_passages for f in r.facts for i in (f.subject_id, f.object_id)]
+                phrase_keys = keys_of(conn, "phrases", named)
                 new_phrases = list({p.id: p for p in phrases if p.id not in phrase_keys}.values())
                 first = _next_key(conn, "phrases")
                 phrase_keys.update((p.id, first + i) for i, p in enumerate(new_phrases))
