@@ -69,10 +69,7 @@ def upgrade(conn: sqlite3.Connection, location: str) -> bool:
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise SchemaVersionError(
-                f"{location} has schema version 1; this release reads version {SCHEMA_VERSION} and upgrades "
-                f"the store when it opens it, which needs write access: {exc}"
-            ) from exc
+            raise _needs_write(location, exc) from exc
         try:
             if layout_version(conn) != 1:  # another process upgraded it while this one waited
                 conn.execute("ROLLBACK")
@@ -85,9 +82,11 @@ def upgrade(conn: sqlite3.Connection, location: str) -> bool:
                 (str(SCHEMA_VERSION),),
             )
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
+                raise _needs_write(location, exc) from exc
             raise
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
@@ -96,6 +95,13 @@ def upgrade(conn: sqlite3.Connection, location: str) -> bool:
         "upgraded %s to schema version %d in %.1f s", location, SCHEMA_VERSION, time.perf_counter() - started
     )
     return True
+
+
+def _needs_write(location: str, exc: Exception) -> SchemaVersionError:
+    return SchemaVersionError(
+        f"{location} has schema version 1; this release reads version {SCHEMA_VERSION} and upgrades "
+        f"the store when it opens it, which needs write access: {exc}"
+    )
 
 
 def _copy(conn: sqlite3.Connection, location: str) -> None:
