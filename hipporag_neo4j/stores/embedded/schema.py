@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 CREATE TABLE IF NOT EXISTS passages (
     key INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
+    id TEXT NOT NULL,
     title TEXT,
     text TEXT NOT NULL,
     metadata TEXT NOT NULL DEFAULT '{}',
@@ -34,8 +34,8 @@ CREATE TABLE IF NOT EXISTS passages (
 );
 CREATE TABLE IF NOT EXISTS phrases (
     key INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    name TEXT NOT NULL UNIQUE,
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
     embedding BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS mentions (
@@ -46,7 +46,7 @@ CREATE TABLE IF NOT EXISTS mentions (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS facts (
     key INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
+    id TEXT NOT NULL,
     subject_key INTEGER NOT NULL REFERENCES phrases(key),
     predicate TEXT NOT NULL,
     object_key INTEGER NOT NULL REFERENCES phrases(key),
@@ -75,6 +75,11 @@ CREATE TABLE IF NOT EXISTS synonyms_pending (
 # The index names are those of version 1, so a release that reads version 1 finds every table and index
 # it would create already there and stops at the schema version check, with an error naming both.
 INDEXES = """
+-- unique indexes of their own rather than UNIQUE columns: an upgrade builds them after the copy (sorted)
+CREATE UNIQUE INDEX IF NOT EXISTS passages_by_id ON passages(id);
+CREATE UNIQUE INDEX IF NOT EXISTS phrases_by_id ON phrases(id);
+CREATE UNIQUE INDEX IF NOT EXISTS phrases_by_name ON phrases(name);
+CREATE UNIQUE INDEX IF NOT EXISTS facts_by_id ON facts(id);
 CREATE INDEX IF NOT EXISTS mentions_by_phrase ON mentions(phrase_key);
 -- deleting a phrase checks the foreign keys of facts: without these, a scan of facts per phrase
 CREATE INDEX IF NOT EXISTS facts_by_subject ON facts(subject_key);
