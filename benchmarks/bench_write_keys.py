@@ -73,6 +73,11 @@ def serve(path: Path) -> None:
                     "package": str(Path(hipporag_neo4j.__file__).parent),
                 }
             )
+        elif words[0] == "snapshot":  # the retrieval snapshot built from SQL (its reads of the link tables)
+            store._snapshot = store._phrases = None
+            t = time.perf_counter()
+            store._graph()
+            answer({"snapshot_s": round(time.perf_counter() - t, 2)})
         elif words[0] == "batch":
             j = int(words[1])
             phrases, records, edges = batch_records(rng, n0 + j * PER * BATCH)
@@ -146,7 +151,9 @@ def copy_store(source: Path, target: Path) -> float:
     return time.perf_counter() - t
 
 
-def side_by_side(old: Path, base: Path, work: Path, batches: int, owners: bool) -> dict[str, Any]:
+def side_by_side(
+    old: Path, base: Path, work: Path, batches: int, owners: bool, snapshots: int
+) -> dict[str, Any]:
     a_path, b_path = work / "old_run", work / "new_run"
     copy_s = copy_store(base, a_path) + copy_store(base, b_path)
     a, b = Child(old, a_path), Child(REPO, b_path)
@@ -155,6 +162,12 @@ def side_by_side(old: Path, base: Path, work: Path, batches: int, owners: bool) 
         result["old"]["open"] = a.ask("open")
         result["new"]["open"] = b.ask("open")  # the upgrade to schema version 2
         print("open", result["old"]["open"], result["new"]["open"], flush=True)
+        for side in ("old", "new"):
+            result[side]["snapshot_s"] = []
+        for _ in range(snapshots):
+            for side, child in (("old", a), ("new", b)):
+                result[side]["snapshot_s"].append(child.ask("snapshot")["snapshot_s"])
+            print("snapshot", result["old"]["snapshot_s"], result["new"]["snapshot_s"], flush=True)
         for j in range(batches):
             extra = " owners" if owners else ""
             for side, child in (("old", a), ("new", b)):
@@ -243,6 +256,8 @@ def markdown(data: dict[str, Any]) -> str:
             f"new: {[r['pages'] for r in d['new']['batches']]}",
             f"- open, old: {d['old']['open']['open_s']} s; "
             f"new (with the upgrade): {d['new']['open']['open_s']} s",
+            f"- retrieval snapshot built from SQL, s, old: {d['old'].get('snapshot_s', [])}; "
+            f"new: {d['new'].get('snapshot_s', [])}",
             "",
         ]
         rows = by_btree_rows(d)
@@ -262,6 +277,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/hipporag-bench/write_keys"))
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--owners", action="store_true", help="pages per B-tree (a dbstat scan per commit)")
+    parser.add_argument("--snapshots", type=int, default=0, help="snapshot builds from SQL per side, A B A B")
     parser.add_argument("--stem", default="write_keys")
     args = parser.parse_args()
     if args.serve:
@@ -283,7 +299,7 @@ def main() -> None:
             print(size, "built", built, flush=True)
             sources.append((str(size), base))
     for _, base in sources:
-        result = side_by_side(old, base, args.workdir, args.batches, args.owners)
+        result = side_by_side(old, base, args.workdir, args.batches, args.owners, args.snapshots)
         size = str(result["old"]["open"]["phrases"])
         data["sizes"][size] = result
         data["load_after"] = load_average()
