@@ -82,6 +82,7 @@ def upgrade(conn: sqlite3.Connection, location: str) -> bool:
                 (str(SCHEMA_VERSION),),
             )
             conn.execute("COMMIT")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the WAL held the whole copy: give it back
         except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
