@@ -151,6 +151,40 @@ def copy_store(source: Path, target: Path) -> float:
     return time.perf_counter() - t
 
 
+def one_after_the_other(old: Path, base: Path, work: Path, batches: int) -> dict[str, Any]:
+    """For stores too large to hold three copies on the disk: this code (copy, upgrade, append, delete),
+    then the code before (copy, append, delete); not interleaved."""
+    result: dict[str, Any] = {"old": {"batches": []}, "new": {"batches": []}, "copy_s": 0.0}
+    for side, package in (("new", REPO), ("old", old)):
+        path = work / f"{side}_run"
+        result["copy_s"] += round(copy_store(base, path), 1)
+        child = Child(package, path)
+        try:
+            result[side]["open"] = child.ask("open")
+            print(side, "open", result[side]["open"], flush=True)
+            result[side]["snapshot_s"] = []
+            for j in range(batches):
+                got = child.ask(f"batch {j}")
+                result[side]["batches"].append(got)
+                print(side, j, got, flush=True)
+        finally:
+            child.close()
+        shutil.rmtree(path, ignore_errors=True)
+    return summarise(result)
+
+
+def summarise(result: dict[str, Any]) -> dict[str, Any]:
+    for side in ("old", "new"):
+        rows = result[side]["batches"]
+        result[side]["median_ms"] = float(np.median([r["ms"] for r in rows]))
+        result[side]["median_pages"] = float(np.median([r["pages"] for r in rows]))
+        result[side]["median_frames"] = float(np.median([r["frames"] for r in rows]))
+        result[side]["median_synonyms_ms"] = float(np.median([r["synonyms_ms"] for r in rows]))
+    result["ratio_ms"] = round(result["new"]["median_ms"] / result["old"]["median_ms"], 3)
+    result["ratio_pages"] = round(result["new"]["median_pages"] / result["old"]["median_pages"], 3)
+    return result
+
+
 def side_by_side(
     old: Path, base: Path, work: Path, batches: int, owners: bool, snapshots: int
 ) -> dict[str, Any]:
@@ -182,14 +216,7 @@ def side_by_side(
     finally:
         a.close()
         b.close()
-    for side in ("old", "new"):
-        rows = result[side]["batches"]
-        result[side]["median_ms"] = float(np.median([r["ms"] for r in rows]))
-        result[side]["median_pages"] = float(np.median([r["pages"] for r in rows]))
-        result[side]["median_frames"] = float(np.median([r["frames"] for r in rows]))
-        result[side]["median_synonyms_ms"] = float(np.median([r["synonyms_ms"] for r in rows]))
-    result["ratio_ms"] = round(result["new"]["median_ms"] / result["old"]["median_ms"], 3)
-    result["ratio_pages"] = round(result["new"]["median_pages"] / result["old"]["median_pages"], 3)
+    summarise(result)
     shutil.rmtree(a_path, ignore_errors=True)
     shutil.rmtree(b_path, ignore_errors=True)
     return result
@@ -283,6 +310,9 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--owners", action="store_true", help="pages per B-tree (a dbstat scan per commit)")
     parser.add_argument("--snapshots", type=int, default=0, help="snapshot builds from SQL per side, A B A B")
+    parser.add_argument(
+        "--one-after-the-other", action="store_true", help="one copy at a time (disk): not interleaved"
+    )
     parser.add_argument("--stem", default="write_keys")
     args = parser.parse_args()
     if args.serve:
@@ -304,7 +334,11 @@ def main() -> None:
             print(size, "built", built, flush=True)
             sources.append((str(size), base))
     for _, base in sources:
-        result = side_by_side(old, base, args.workdir, args.batches, args.owners, args.snapshots)
+        if args.one_after_the_other:
+            result = one_after_the_other(old, base, args.workdir, args.batches)
+        else:
+            result = side_by_side(old, base, args.workdir, args.batches, args.owners, args.snapshots)
+        result["interleaved"] = not args.one_after_the_other
         size = str(result["old"]["open"]["phrases"])
         data["sizes"][size] = result
         data["load_after"] = load_average()

@@ -21,7 +21,7 @@ from hipporag_neo4j.indexing import Indexer, IndexingOptions
 from hipporag_neo4j.models import Passage, PassageInput
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
 from hipporag_neo4j.stores.embedded import EmbeddedStore
-from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_ROWS
+from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS
 from hipporag_neo4j.text import make_passage_id
 
 pytestmark = pytest.mark.integration
@@ -61,7 +61,7 @@ def test_a_commit_between_the_reads_of_a_snapshot_load_is_not_seen(tmp_path: Pat
     writer.open("hash-embedder", 16)
     # the writer adds a passage and a phrase after the reader read passages, before it reads mentions
     reader._conn = CommitBetweenReads(  # type: ignore[assignment]
-        reader._connect(), MENTION_ROWS.strip(), lambda: one_passage(writer, 1)
+        reader._connect(), MENTION_KEYS.strip(), lambda: one_passage(writer, 1)
     )
     scores = reader.dense_passage_scores(EMB.encode(["place 1"])[0], 100)
     assert len(scores) == 8  # the state when the load began: no KeyError, no half-new graph

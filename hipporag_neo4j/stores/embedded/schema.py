@@ -118,6 +118,10 @@ FROM ({RELATION_KEY_EDGES}) e JOIN phrases a ON a.key = e.subject_key JOIN phras
 ORDER BY a.id, b.id
 """
 
+#: the snapshot's reads: integer keys (mapped to positions by the rows' key order)
+MENTION_KEYS = "SELECT passage_key, phrase_key, count FROM mentions"
+SYNONYM_KEYS = "SELECT source_key, target_key, score FROM synonyms"
+
 #: (passage id, phrase id, count) per mention
 MENTION_ROWS = """
 SELECT d.id, p.id, m.count

@@ -27,7 +27,7 @@ from hipporag_neo4j.ppr import (
     transition_matrix,
 )
 from hipporag_neo4j.stores.base import Matrix, PassageScore
-from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_ROWS, RELATION_EDGES, SYNONYM_ROWS
+from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS, RELATION_KEY_EDGES, SYNONYM_KEYS
 from hipporag_neo4j.stores.embedded.strings import StringTable
 
 _FETCH = 20_000  # rows per fetch when streaming vectors out of SQLite
@@ -164,6 +164,26 @@ class FactIndex:
             object_ids=[r[3] for r in rows],
             vectors=vectors,
         )
+
+
+def _keys(conn: sqlite3.Connection, table: str, n: int) -> npt.NDArray[np.int64]:
+    """The integer keys of ``table`` in order; as many as the rows already read in this transaction."""
+    keys = np.array([r[0] for r in conn.execute(f"SELECT key FROM {table} ORDER BY key")], dtype=np.int64)
+    if len(keys) != n:
+        raise RuntimeError("rows changed during a read transaction")
+    return keys
+
+
+def _int_rows(conn: sqlite3.Connection, sql: str, width: int) -> npt.NDArray[np.int64]:
+    return np.array(conn.execute(sql).fetchall(), dtype=np.int64).reshape(-1, width)
+
+
+def _positions(keys: npt.NDArray[np.int64], wanted: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Positions of ``wanted`` keys in the sorted ``keys`` (every one is there: foreign keys)."""
+    found = np.searchsorted(keys, wanted).astype(np.int64)
+    if len(wanted) and (found.max() >= len(keys) or not np.array_equal(keys[found], wanted)):
+        raise RuntimeError("a link names a row the snapshot did not read")
+    return found
 
 
 def _csr(
@@ -373,49 +393,45 @@ class GraphSnapshot:
         )
         passage_list = [r[0] for r in rows]
         del rows
-        passage_position = {pid: i for i, pid in enumerate(passage_list)}
-        pos = {pid: i for i, pid in enumerate(phrases.ids)}  # transient: only while building
+        # positions are ranks of the integer keys (rows are read in key order)
+        phrase_keys = _keys(conn, "phrases", n_phrases)
+        passage_keys = _keys(conn, "passages", len(passage_list))
 
-        m_rows, m_cols, m_data = [], [], []
-        for passage_id, phrase_id, count in conn.execute(MENTION_ROWS):
-            m_rows.append(passage_position[passage_id])
-            m_cols.append(pos[phrase_id])
-            m_data.append(count)
+        m = _int_rows(conn, MENTION_KEYS, 3)
         mentions = _compact(
             sp.csr_matrix(
                 (
-                    np.array(m_data, dtype=np.float64),
-                    (np.array(m_rows, dtype=np.int64), np.array(m_cols, dtype=np.int64)),
+                    m[:, 2].astype(np.float64),
+                    (_positions(passage_keys, m[:, 0]), _positions(phrase_keys, m[:, 1])),
                 ),
                 shape=(len(passage_list), n_phrases),
             )
         )
-        del m_rows, m_cols, m_data, passage_position
+        del m
         passage_counts = np.bincount(mentions.indices, minlength=n_phrases).astype(np.int32)
 
-        sources: list[int] = []
-        targets: list[int] = []
-        weights: list[float] = []
-        n_relation = n_synonym = 0
-        for subject_id, object_id, weight in conn.execute(RELATION_EDGES):
-            sources.append(pos[subject_id])
-            targets.append(pos[object_id])
-            weights.append(float(weight))
-            n_relation += 1
-        for source_id, target_id, score in conn.execute(SYNONYM_ROWS):
-            sources.append(pos[source_id])
-            targets.append(pos[target_id])
-            weights.append(float(score))
-            n_synonym += 1
-        del pos
-        adjacency = _compact(
-            symmetric_adjacency(
-                np.array(sources, dtype=np.int64),
-                np.array(targets, dtype=np.int64),
-                np.array(weights, dtype=np.float64),
-                n_phrases,
-            )
-        )
+        # Edges in version 1's order (by the phrases' text ids): the adjacency sums parallel edges in the
+        # order they come, and that order decides the last bit of the sums.
+        _, _, id_order = phrases.ids.arrays()
+        assert id_order is not None
+        text_rank = np.empty(n_phrases, dtype=np.int64)
+        text_rank[id_order] = np.arange(n_phrases, dtype=np.int64)
+        relations = _int_rows(conn, RELATION_KEY_EDGES, 3)
+        synonyms = conn.execute(SYNONYM_KEYS).fetchall()
+        syn_weights = np.array([r[2] for r in synonyms], dtype=np.float64)
+        syn = np.array([r[:2] for r in synonyms], dtype=np.int64).reshape(-1, 2)
+        del synonyms
+        ends = []
+        for pairs in (relations[:, :2], syn):
+            src, dst = _positions(phrase_keys, pairs[:, 0]), _positions(phrase_keys, pairs[:, 1])
+            order = np.lexsort((text_rank[dst], text_rank[src]))
+            ends.append((src[order], dst[order], order))
+        n_relation, n_synonym = len(relations), len(syn)
+        sources = np.concatenate([ends[0][0], ends[1][0]])
+        targets = np.concatenate([ends[0][1], ends[1][1]])
+        weights = np.concatenate([relations[:, 2].astype(np.float64)[ends[0][2]], syn_weights[ends[1][2]]])
+        del relations, syn, syn_weights, ends, text_rank
+        adjacency = _compact(symmetric_adjacency(sources, targets, weights, n_phrases))
         del sources, targets, weights
         transition, _ = transition_matrix(adjacency)
         transition = _compact(transition)
