@@ -89,6 +89,7 @@ def main() -> None:
     parser.add_argument("--store", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--stem", default="migration_rankings")
+    parser.add_argument("--reuse-old", action="store_true", help="the old build and rankings of --work")
     args = parser.parse_args()
     if args.child:
         child(args.store, args.out, args.child == "build")
@@ -107,9 +108,13 @@ def main() -> None:
     )
     load_before = os.getloadavg()
     old_store, migrated, new_store = work / "old_store", work / "migrated_store", work / "new_store"
-    for path in (old_store, migrated, new_store):
+    reuse = args.reuse_old and (work / "old.json").is_file() and old_store.is_dir()
+    for path in (migrated, new_store) if reuse else (old_store, migrated, new_store):
         shutil.rmtree(path, ignore_errors=True)
-    old = run_child(old_src, old_store, work / "old.json", build=True)
+    if reuse:  # the old code's store and rankings of an earlier run in the same --work
+        old = json.loads((work / "old.json").read_text())
+    else:
+        old = run_child(old_src, old_store, work / "old.json", build=True)
     shutil.copytree(old_store, migrated)
     upgraded = run_child(ROOT, migrated, work / "migrated.json", build=False)
     new = run_child(ROOT, new_store, work / "new.json", build=True)
@@ -118,6 +123,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "commit": commit.stdout.strip(),
         "old_commit": args.old_commit,
+        "reused_old_build": reuse,
         "machine": {"nproc": os.cpu_count()},
         "load_before": load_before,
         "load_after": os.getloadavg(),
