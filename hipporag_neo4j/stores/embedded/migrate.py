@@ -99,9 +99,13 @@ def upgrade(conn: sqlite3.Connection, location: str) -> bool:
 
 
 def _needs_write(location: str, exc: Exception) -> SchemaVersionError:
+    if "locked" in str(exc):
+        why = "another process holds its write lock (perhaps upgrading it): open it again when that is done"
+    else:
+        why = "which needs write access"
     return SchemaVersionError(
         f"{location} has schema version 1; this release reads version {SCHEMA_VERSION} and upgrades "
-        f"the store when it opens it, which needs write access: {exc}"
+        f"the store when it opens it, {why}: {exc}"
     )
 
 
