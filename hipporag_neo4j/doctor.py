@@ -10,7 +10,7 @@ import click
 
 from hipporag_neo4j.errors import EmbeddingError, ModelMismatchError
 from hipporag_neo4j.settings import Settings
-from hipporag_neo4j.stores.base import StoreMeta, check_meta
+from hipporag_neo4j.stores.base import SCHEMA_VERSION, StoreMeta, check_meta
 
 Check = dict[str, Any]
 
@@ -164,8 +164,12 @@ def _model_match(settings: Settings, dimension: Callable[[], int]) -> tuple[str,
     meta = _store_meta(settings)
     if meta is None:
         return "info", "the store records no embedding model yet (the first index sets it)", {}
+    if settings.backend == "neo4j":
+        expected = SCHEMA_VERSION
+    else:
+        from hipporag_neo4j.stores.embedded.schema import SCHEMA_VERSION as expected
     try:
-        check_meta(meta, "the store", settings.embedding.model, dimension())
+        check_meta(meta, "the store", settings.embedding.model, dimension(), expected)
     except ModelMismatchError as exc:
         return "error", str(exc), {"store_model": meta.embedding_model, "store_dim": meta.embedding_dim}
     return "ok", f"the store was built with the configured model ({meta.embedding_model})", {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 
 def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
@@ -25,10 +26,11 @@ def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
             pause = min(pause * 2, 0.5)
 
 
+T = TypeVar("T")
 SQL_CHUNK = 900  # SQLite's default limit of bound parameters is 999
 
 
-def chunks(items: Sequence[str], size: int = SQL_CHUNK) -> Iterator[Sequence[str]]:
+def chunks(items: Sequence[T], size: int = SQL_CHUNK) -> Iterator[Sequence[T]]:
     """``items`` in slices small enough to bind as the parameters of one statement."""
     for start in range(0, len(items), size):
         yield items[start : start + size]

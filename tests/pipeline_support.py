@@ -12,6 +12,7 @@ from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.embedding import Embedder
 from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
 from hipporag_neo4j.settings import load_settings
+from hipporag_neo4j.stores.embedded.schema import TEXT_ROWS
 
 
 def make_memory(
@@ -35,11 +36,11 @@ def dump_embedded(path: Path) -> dict[str, list[tuple[object, ...]]]:
     conn = sqlite3.connect(path / "graph.sqlite")
     try:
         tables = {
-            table: sorted(conn.execute(f"SELECT * FROM {table}").fetchall())
+            table: sorted(conn.execute(TEXT_ROWS[table]).fetchall())
             for table in ("passages", "phrases", "mentions", "facts", "states")
         }
         tables["synonyms"] = sorted(
-            (s, t, round(score, 6)) for s, t, score in conn.execute("SELECT * FROM synonyms")
+            (s, t, round(score, 6)) for s, t, score in conn.execute(TEXT_ROWS["synonyms"])
         )
         return tables
     finally:

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hipporag_neo4j.stores.embedded.schema import TEXT_ROWS
+
 WORKER = Path(__file__).parent / "reliability_worker.py"
 TABLES = ("passages", "phrases", "mentions", "facts", "states", "synonyms", "synonyms_pending")
 TIMEOUT = 120  # seconds a worker may take before the test fails (a normal run takes one or two)
@@ -40,9 +42,7 @@ def dump_store(path: Path) -> dict[str, Any]:
     conn = sqlite3.connect(path / "graph.sqlite")
     try:
         present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        tables = {
-            t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall()) if t in present else [] for t in TABLES
-        }
+        tables = {t: sorted(conn.execute(TEXT_ROWS[t]).fetchall()) if t in present else [] for t in TABLES}
         meta = dict(
             conn.execute(
                 "SELECT key, value FROM meta WHERE key NOT IN ('graph_version', 'graph_token')"

@@ -21,6 +21,7 @@ from hipporag_neo4j.indexing import Indexer, IndexingOptions
 from hipporag_neo4j.models import Passage, PassageInput
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
 from hipporag_neo4j.stores.embedded import EmbeddedStore
+from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS
 from hipporag_neo4j.text import make_passage_id
 
 pytestmark = pytest.mark.integration
@@ -35,7 +36,7 @@ class CommitBetweenReads:
         self._conn, self._trigger, self._write = conn, trigger, write
 
     def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
-        if self._write is not None and sql.lstrip().startswith(self._trigger):
+        if self._write is not None and sql.strip().startswith(self._trigger):
             write, self._write = self._write, None
             write()
         return self._conn.execute(sql, *args)
@@ -60,7 +61,7 @@ def test_a_commit_between_the_reads_of_a_snapshot_load_is_not_seen(tmp_path: Pat
     writer.open("hash-embedder", 16)
     # the writer adds a passage and a phrase after the reader read passages, before it reads mentions
     reader._conn = CommitBetweenReads(  # type: ignore[assignment]
-        reader._connect(), "SELECT passage_id, phrase_id, count FROM mentions", lambda: one_passage(writer, 1)
+        reader._connect(), MENTION_KEYS.strip(), lambda: one_passage(writer, 1)
     )
     scores = reader.dense_passage_scores(EMB.encode(["place 1"])[0], 100)
     assert len(scores) == 8  # the state when the load began: no KeyError, no half-new graph
@@ -88,7 +89,7 @@ def test_a_commit_between_the_snapshot_and_the_fact_index_is_not_seen(tmp_path: 
 
     reader._conn = CommitBetweenReads(  # type: ignore[assignment]
         reader._connect(),
-        "SELECT id, subject_id, predicate, object_id, embedding FROM facts",
+        FACT_ROWS.strip(),
         a_fact_about_a_new_phrase,
     )
     hits = reader.nearest_facts(EMB.encode(["newcomer lives in new place"])[0], 200)

@@ -165,7 +165,8 @@ class EmbeddedEnterpriseGraph:
         found: dict[str, list[NodeLink]] = {}
         for chunk in chunks(list(node_ids)):
             rows = self._conn.execute(
-                "SELECT s.phrase_id, p.name, (SELECT COUNT(*) FROM kg.mentions m WHERE m.phrase_id = p.id), "
+                "SELECT s.phrase_id, p.name, "
+                "(SELECT COUNT(*) FROM kg.mentions m WHERE m.phrase_key = p.key), "
                 "s.node_id, s.score, s.method FROM same_as s JOIN kg.phrases p ON p.id = s.phrase_id "
                 f"WHERE s.node_id IN ({placeholders(len(chunk))}) ORDER BY s.score DESC, s.phrase_id",
                 list(chunk),
@@ -179,12 +180,13 @@ class EmbeddedEnterpriseGraph:
         found: dict[str, list[LinkedEntity]] = {}
         for chunk in chunks(list(passage_ids)):
             rows = self._conn.execute(
-                "SELECT m.passage_id, p.name, s.node_id, s.score, s.method, n.properties, "
+                "SELECT d.id, p.name, s.node_id, s.score, s.method, n.properties, "
                 "(SELECT group_concat(label, ',') FROM node_labels WHERE node_id = n.id) "
-                "FROM kg.mentions m JOIN kg.phrases p ON p.id = m.phrase_id "
-                "JOIN same_as s ON s.phrase_id = m.phrase_id JOIN nodes n ON n.id = s.node_id "
-                f"WHERE m.passage_id IN ({placeholders(len(chunk))}) "
-                "ORDER BY m.passage_id, s.score DESC, s.node_id, p.name",
+                "FROM kg.passages d JOIN kg.mentions m ON m.passage_key = d.key "
+                "JOIN kg.phrases p ON p.key = m.phrase_key "
+                "JOIN same_as s ON s.phrase_id = p.id JOIN nodes n ON n.id = s.node_id "
+                f"WHERE d.id IN ({placeholders(len(chunk))}) "
+                "ORDER BY d.id, s.score DESC, s.node_id, p.name",
                 list(chunk),
             ).fetchall()
             for passage_id, phrase, node_id, score, method, properties, labels in rows:

@@ -124,12 +124,19 @@ class StoreMeta:
     embedding_dim: int
 
 
-def check_meta(meta: StoreMeta, location: str, embedding_model: str, embedding_dim: int) -> None:
-    """Refuse a store of another schema version, or built with another embedding model or dimension."""
-    if meta.schema_version != SCHEMA_VERSION:
+def check_meta(
+    meta: StoreMeta,
+    location: str,
+    embedding_model: str,
+    embedding_dim: int,
+    schema_version: int = SCHEMA_VERSION,
+) -> None:
+    """Refuse a store of another schema version (``schema_version``: the one this backend reads), or built
+    with another embedding model or dimension."""
+    if meta.schema_version != schema_version:
         raise SchemaVersionError(
             f"{location} has schema version {meta.schema_version}; "
-            f"this release reads version {SCHEMA_VERSION}"
+            f"this release reads version {schema_version}"
         )
     if meta.embedding_dim != embedding_dim or not same_model(meta.embedding_model, embedding_model):
         raise ModelMismatchError(

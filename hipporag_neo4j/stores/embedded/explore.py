@@ -23,6 +23,7 @@ from hipporag_neo4j.stores.base import (
     Neighbourhood,
     bounded_neighbourhood,
 )
+from hipporag_neo4j.stores.embedded.schema import PASSAGE_COUNT, keys_of
 
 
 def _like(text: str) -> str:
@@ -38,7 +39,9 @@ def _passage(pid: str, title: str | None) -> GraphNode:
     return GraphNode("passage", pid, title or pid)
 
 
-_PHRASE_COLUMNS = "p.id, p.name, (SELECT COUNT(*) FROM mentions m WHERE m.phrase_id = p.id)"
+_PHRASE_COLUMNS = f"p.id, p.name, {PASSAGE_COUNT}"
+# a fact's subject and object phrase ids (the fact as f)
+_FACT_ENDS = "JOIN phrases a ON a.key = f.subject_key JOIN phrases b ON b.key = f.object_key"
 
 
 def search_nodes(conn: sqlite3.Connection, text: str, limit: int) -> list[GraphNode]:
@@ -111,18 +114,21 @@ def _relations(rows: Sequence[tuple[str, str, str, int]]) -> dict[tuple[str, str
 def _phrase_neighbourhood(
     conn: sqlite3.Connection, store_path: Path, phrase_id: str, limit: int
 ) -> Neighbourhood:
-    row = conn.execute(f"SELECT {_PHRASE_COLUMNS} FROM phrases p WHERE p.id = ?", (phrase_id,)).fetchone()
+    row = conn.execute(
+        f"SELECT {_PHRASE_COLUMNS}, p.key FROM phrases p WHERE p.id = ?", (phrase_id,)
+    ).fetchone()
     if row is None:
         return Neighbourhood(center=None)
-    center = _phrase(row)
+    center = _phrase(row[:3])
+    key = int(row[3])
     me: tuple[GraphNodeKind, str] = ("phrase", phrase_id)
     fetch = limit + 1
     relations = _relations(
         conn.execute(
-            "SELECT f.subject_id, f.object_id, f.predicate, COUNT(*) FROM facts f "
-            "JOIN states s ON s.fact_id = f.id WHERE f.subject_id = ?1 OR f.object_id = ?1 "
-            "GROUP BY f.subject_id, f.object_id, f.predicate",
-            (phrase_id,),
+            f"SELECT a.id, b.id, f.predicate, COUNT(*) FROM facts f JOIN states s ON s.fact_key = f.key "
+            f"{_FACT_ENDS} WHERE f.subject_key = ?1 OR f.object_key = ?1 "
+            "GROUP BY f.subject_key, f.object_key, f.predicate",
+            (key,),
         ).fetchall()
     )
 
@@ -141,9 +147,11 @@ def _phrase_neighbourhood(
             )
             rel_group.append((other, edge))
     synonyms = conn.execute(
-        "SELECT source_id, target_id, score FROM synonyms WHERE source_id = ?1 OR target_id = ?1 "
-        "ORDER BY score DESC, CASE WHEN source_id = ?1 THEN target_id ELSE source_id END LIMIT ?2",
-        (phrase_id, fetch),
+        "SELECT a.id, b.id, s.score FROM synonyms s "
+        "JOIN phrases a ON a.key = s.source_key JOIN phrases b ON b.key = s.target_key "
+        "WHERE s.source_key = ?1 OR s.target_key = ?1 "
+        "ORDER BY s.score DESC, CASE WHEN s.source_key = ?1 THEN b.id ELSE a.id END LIMIT ?2",
+        (key, fetch),
     ).fetchall()
     syn_others = _phrases_by_id(conn, [t if s == phrase_id else s for s, t, _ in synonyms])
     syn_group: list[Candidate] = [
@@ -152,9 +160,9 @@ def _phrase_neighbourhood(
         if (t if s == phrase_id else s) in syn_others
     ]
     passages = conn.execute(
-        "SELECT d.id, d.title, m.count FROM mentions m JOIN passages d ON d.id = m.passage_id "
-        "WHERE m.phrase_id = ? ORDER BY m.count DESC, d.id LIMIT ?",
-        (phrase_id, fetch),
+        "SELECT d.id, d.title, m.count FROM mentions m JOIN passages d ON d.key = m.passage_key "
+        "WHERE m.phrase_key = ? ORDER BY m.count DESC, d.id LIMIT ?",
+        (key, fetch),
     ).fetchall()
     passage_group: list[Candidate] = [
         (_passage(pid, title), GraphEdge("MENTIONS", ("passage", pid), me, float(count)))
@@ -188,15 +196,16 @@ def _phrases_by_id(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, Gr
 
 
 def _passage_neighbourhood(conn: sqlite3.Connection, passage_id: str, limit: int) -> Neighbourhood:
-    row = conn.execute("SELECT id, title FROM passages WHERE id = ?", (passage_id,)).fetchone()
+    row = conn.execute("SELECT id, title, key FROM passages WHERE id = ?", (passage_id,)).fetchone()
     if row is None:
         return Neighbourhood(center=None)
     center = _passage(row[0], row[1])
+    key = int(row[2])
     me: tuple[GraphNodeKind, str] = ("passage", passage_id)
     mentioned = conn.execute(
-        f"SELECT {_PHRASE_COLUMNS}, m.count FROM mentions m JOIN phrases p ON p.id = m.phrase_id "
-        "WHERE m.passage_id = ? ORDER BY m.count DESC, p.name LIMIT ?",
-        (passage_id, limit + 1),
+        f"SELECT {_PHRASE_COLUMNS}, m.count FROM mentions m JOIN phrases p ON p.key = m.phrase_key "
+        "WHERE m.passage_key = ? ORDER BY m.count DESC, p.name LIMIT ?",
+        (key, limit + 1),
     ).fetchall()
     phrase_group: list[Candidate] = [
         (_phrase(r[:3]), GraphEdge("MENTIONS", me, ("phrase", r[0]), float(r[3]))) for r in mentioned
@@ -204,9 +213,9 @@ def _passage_neighbourhood(conn: sqlite3.Connection, passage_id: str, limit: int
     nodes = {r[0] for r in mentioned[:limit]}
     stated = _relations(
         conn.execute(
-            "SELECT f.subject_id, f.object_id, f.predicate, 1 FROM states s JOIN facts f ON f.id = s.fact_id "
-            "WHERE s.passage_id = ?",
-            (passage_id,),
+            "SELECT a.id, b.id, f.predicate, 1 FROM states s "
+            f"JOIN facts f ON f.key = s.fact_key {_FACT_ENDS} WHERE s.passage_key = ?",
+            (key,),
         ).fetchall()
     )
     result = bounded_neighbourhood(center, [phrase_group], limit)
@@ -259,14 +268,15 @@ def _entity_neighbourhood(
 def edges_among(
     conn: sqlite3.Connection, phrase_ids: Sequence[str], passage_ids: Sequence[str]
 ) -> list[GraphEdge]:
-    phrases = sorted(set(phrase_ids))
+    phrases = sorted(keys_of(conn, "phrases", phrase_ids).values())
     if not phrases:
         return []
     ph = placeholders(len(phrases))
     rows = conn.execute(
-        "SELECT f.subject_id, f.object_id, f.predicate, COUNT(*) FROM facts f "
-        f"JOIN states s ON s.fact_id = f.id WHERE f.subject_id IN ({ph}) AND f.object_id IN ({ph}) "
-        "GROUP BY f.subject_id, f.object_id, f.predicate",
+        "SELECT a.id, b.id, f.predicate, COUNT(*) FROM facts f "
+        f"JOIN states s ON s.fact_key = f.key {_FACT_ENDS} "
+        f"WHERE f.subject_key IN ({ph}) AND f.object_key IN ({ph}) "
+        "GROUP BY f.subject_key, f.object_key, f.predicate",
         phrases + phrases,
     ).fetchall()
     edges = [
@@ -276,20 +286,21 @@ def edges_among(
     edges += [
         GraphEdge("SYNONYM", ("phrase", s), ("phrase", t), float(x))
         for s, t, x in conn.execute(
-            f"SELECT source_id, target_id, score FROM synonyms WHERE source_id IN ({ph}) "
-            f"AND target_id IN ({ph}) "
-            "ORDER BY source_id, target_id",
+            "SELECT a.id, b.id, s.score FROM synonyms s "
+            "JOIN phrases a ON a.key = s.source_key JOIN phrases b ON b.key = s.target_key "
+            f"WHERE s.source_key IN ({ph}) AND s.target_key IN ({ph}) ORDER BY a.id, b.id",
             phrases + phrases,
         )
     ]
-    passages = sorted(set(passage_ids))
+    passages = sorted(keys_of(conn, "passages", passage_ids).values())
     if passages:
         edges += [
             GraphEdge("MENTIONS", ("passage", d), ("phrase", p), float(n))
             for d, p, n in conn.execute(
-                "SELECT passage_id, phrase_id, count FROM mentions "
-                f"WHERE passage_id IN ({placeholders(len(passages))}) "
-                f"AND phrase_id IN ({ph}) ORDER BY passage_id, phrase_id",
+                "SELECT d.id, p.id, m.count FROM mentions m "
+                "JOIN passages d ON d.key = m.passage_key JOIN phrases p ON p.key = m.phrase_key "
+                f"WHERE m.passage_key IN ({placeholders(len(passages))}) "
+                f"AND m.phrase_key IN ({ph}) ORDER BY d.id, p.id",
                 passages + phrases,
             )
         ]

@@ -27,7 +27,7 @@ from hipporag_neo4j.ppr import (
     transition_matrix,
 )
 from hipporag_neo4j.stores.base import Matrix, PassageScore
-from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES
+from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS, RELATION_KEY_EDGES, SYNONYM_KEYS
 from hipporag_neo4j.stores.embedded.strings import StringTable
 
 _FETCH = 20_000  # rows per fetch when streaming vectors out of SQLite
@@ -154,8 +154,7 @@ class FactIndex:
         rows, vectors = _rows_with_vectors(
             conn,
             "SELECT COUNT(*) FROM facts WHERE embedding IS NOT NULL",
-            "SELECT id, subject_id, predicate, object_id, embedding FROM facts "
-            "WHERE embedding IS NOT NULL ORDER BY rowid",
+            f"{FACT_ROWS} WHERE f.embedding IS NOT NULL ORDER BY f.key",
             dim,
         )
         return cls(
@@ -184,6 +183,26 @@ def canonical_adjacency(
     relation = symmetric_adjacency(sources[r], targets[r], weights[r], n_phrases)
     synonym = symmetric_adjacency(sources[s], targets[s], weights[s], n_phrases)
     return _compact(sp.csr_matrix(relation + synonym))
+
+
+def _keys(conn: sqlite3.Connection, table: str, n: int) -> npt.NDArray[np.int64]:
+    """The integer keys of ``table`` in order; as many as the rows already read in this transaction."""
+    keys = np.array([r[0] for r in conn.execute(f"SELECT key FROM {table} ORDER BY key")], dtype=np.int64)
+    if len(keys) != n:
+        raise RuntimeError("rows changed during a read transaction")
+    return keys
+
+
+def _int_rows(conn: sqlite3.Connection, sql: str, width: int) -> npt.NDArray[np.int64]:
+    return np.array(conn.execute(sql).fetchall(), dtype=np.int64).reshape(-1, width)
+
+
+def _positions(keys: npt.NDArray[np.int64], wanted: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Positions of ``wanted`` keys in the sorted ``keys`` (every one is there: foreign keys)."""
+    found = np.searchsorted(keys, wanted).astype(np.int64)
+    if len(wanted) and (found.max() >= len(keys) or not np.array_equal(keys[found], wanted)):
+        raise RuntimeError("a link names a row the snapshot did not read")
+    return found
 
 
 def _csr(
@@ -393,47 +412,41 @@ class GraphSnapshot:
         )
         passage_list = [r[0] for r in rows]
         del rows
-        passage_position = {pid: i for i, pid in enumerate(passage_list)}
-        pos = {pid: i for i, pid in enumerate(phrases.ids)}  # transient: only while building
+        # positions are ranks of the integer keys (rows are read in key order)
+        phrase_keys = _keys(conn, "phrases", n_phrases)
+        passage_keys = _keys(conn, "passages", len(passage_list))
 
-        m_rows, m_cols, m_data = [], [], []
-        for passage_id, phrase_id, count in conn.execute("SELECT passage_id, phrase_id, count FROM mentions"):
-            m_rows.append(passage_position[passage_id])
-            m_cols.append(pos[phrase_id])
-            m_data.append(count)
+        m = _int_rows(conn, MENTION_KEYS, 3)
         mentions = _compact(
             sp.csr_matrix(
                 (
-                    np.array(m_data, dtype=np.float64),
-                    (np.array(m_rows, dtype=np.int64), np.array(m_cols, dtype=np.int64)),
+                    m[:, 2].astype(np.float64),
+                    (_positions(passage_keys, m[:, 0]), _positions(phrase_keys, m[:, 1])),
                 ),
                 shape=(len(passage_list), n_phrases),
             )
         )
-        del m_rows, m_cols, m_data, passage_position
+        del m
         passage_counts = np.bincount(mentions.indices, minlength=n_phrases).astype(np.int32)
 
-        sources: list[int] = []
-        targets: list[int] = []
-        weights: list[float] = []
-        for subject_id, object_id, weight in conn.execute(RELATION_EDGES):
-            sources.append(pos[subject_id])
-            targets.append(pos[object_id])
-            weights.append(float(weight))
-        n_relation = len(sources)
-        for source_id, target_id, score in conn.execute("SELECT source_id, target_id, score FROM synonyms"):
-            sources.append(pos[source_id])
-            targets.append(pos[target_id])
-            weights.append(float(score))
-        del pos
-        adjacency = canonical_adjacency(
-            np.array(sources, dtype=np.int64),
-            np.array(targets, dtype=np.int64),
-            np.array(weights, dtype=np.float64),
-            n_relation,
-            n_phrases,
+        # The phrase graph: RELATION counts (integers, so their sums are exact in any order) and SYNONYM
+        # scores (one per pair) summed once per entry by canonical_adjacency, the order a snapshot brought
+        # forward by a write batch (snapshot_delta) reproduces bit for bit.
+        relations = _int_rows(conn, RELATION_KEY_EDGES, 3)
+        synonyms = conn.execute(SYNONYM_KEYS).fetchall()
+        syn_weights = np.array([r[2] for r in synonyms], dtype=np.float64)
+        syn = np.array([r[:2] for r in synonyms], dtype=np.int64).reshape(-1, 2)
+        del synonyms
+        n_relation, n_synonym = len(relations), len(syn)
+        sources = np.concatenate(
+            [_positions(phrase_keys, relations[:, 0]), _positions(phrase_keys, syn[:, 0])]
         )
-        n_synonym = len(sources) - n_relation
+        targets = np.concatenate(
+            [_positions(phrase_keys, relations[:, 1]), _positions(phrase_keys, syn[:, 1])]
+        )
+        weights = np.concatenate([relations[:, 2].astype(np.float64), syn_weights])
+        del relations, syn, syn_weights
+        adjacency = canonical_adjacency(sources, targets, weights, n_relation, n_phrases)
         del sources, targets, weights
         return cls.derived(
             phrases,

@@ -35,7 +35,6 @@ from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.ppr import forward_push
 from hipporag_neo4j.sqlite_support import chunks, placeholders, set_wal
 from hipporag_neo4j.stores.base import (
-    SCHEMA_VERSION,
     DeleteReport,
     DropReport,
     EmbeddedKind,
@@ -58,9 +57,22 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
-from hipporag_neo4j.stores.embedded import explore, schema, snapshot_delta, snapshot_files, vector_index
+from hipporag_neo4j.stores.embedded import (
+    explore,
+    migrate,
+    schema,
+    snapshot_delta,
+    snapshot_files,
+    vector_index,
+)
 from hipporag_neo4j.stores.embedded.knn import nearest_rows, top_positions
-from hipporag_neo4j.stores.embedded.schema import RELATION_EDGES, SCHEMA
+from hipporag_neo4j.stores.embedded.schema import (
+    PASSAGE_COUNT,
+    RELATION_KEY_EDGES,
+    SCHEMA,
+    SCHEMA_VERSION,
+    keys_of,
+)
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
 from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
 
@@ -96,6 +108,17 @@ class _Log:
 
     kind: str = schema.LOG_FULL
     synonyms: list[tuple[str, str, float]] = field(default_factory=list)
+
+
+def _next_key(conn: sqlite3.Connection, table: str) -> int:
+    return int(conn.execute(f"SELECT COALESCE(MAX(key), 0) + 1 FROM {table}").fetchone()[0])
+
+
+def _key_of(keys: dict[str, int], phrase_id: str, what: str) -> int:
+    found = keys.get(phrase_id)
+    if found is None:
+        raise StoreError(f"{what} names phrase {phrase_id!r}, which is neither stored nor in the batch")
+    return found
 
 
 class EmbeddedStore:
@@ -143,7 +166,11 @@ class EmbeddedStore:
                 set_wal(conn)
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA foreign_keys=ON")
+                migrate.upgrade(conn, f"store {self.path}")
                 conn.executescript(SCHEMA)
+            except StoreError:
+                conn.close()
+                raise
             except (sqlite3.DatabaseError, OSError, ValueError) as exc:
                 size = len(os.fsencode(self.path.absolute() / DB_FILE))
                 hint = (
@@ -255,7 +282,7 @@ class EmbeddedStore:
                     ],
                 )
             existing = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
-        check_meta(existing, f"store {self.path}", embedding_model, embedding_dim)
+        check_meta(existing, f"store {self.path}", embedding_model, embedding_dim, SCHEMA_VERSION)
         self._meta = existing
         return existing
 
@@ -440,51 +467,76 @@ class EmbeddedStore:
                 self._check_model(dict(conn.execute("SELECT key, value FROM meta").fetchall()))
                 stored = self._existing("passages", [r.passage.id for r in passages])
                 new_passages = [r for r in passages if r.passage.id not in stored]
-                known = self._existing("phrases", [p.id for p in phrases])
-                new_phrases = list({p.id: p for p in phrases if p.id not in known}.values())
+                # integer keys in insertion order (the next rowids): the link tables grow at their right edge
+                named = [p.id for p in phrases] + [pid for r in new_passages for pid in r.mentions]
+                named += [i for r in new_passages for f in r.facts for i in (f.subject_id, f.object_id)]
+                phrase_keys = keys_of(conn, "phrases", named)
+                new_phrases = list({p.id: p for p in phrases if p.id not in phrase_keys}.values())
+                first = _next_key(conn, "phrases")
+                phrase_keys.update((p.id, first + i) for i, p in enumerate(new_phrases))
                 conn.executemany(
-                    "INSERT INTO phrases(id, name, embedding) VALUES (?, ?, ?)",
-                    [(p.id, p.name, _blob(p.embedding)) for p in new_phrases],
+                    "INSERT INTO phrases(key, id, name, embedding) VALUES (?, ?, ?, ?)",
+                    [(first + i, p.id, p.name, _blob(p.embedding)) for i, p in enumerate(new_phrases)],
                 )
                 conn.executemany(
-                    "INSERT INTO synonyms_pending(phrase_id) VALUES (?)", [(p.id,) for p in new_phrases]
+                    "INSERT INTO synonyms_pending(phrase_key) VALUES (?)",
+                    [(first + i,) for i in range(len(new_phrases))],
                 )
+                first = _next_key(conn, "passages")
+                passage_keys = [first + i for i in range(len(new_passages))]
                 conn.executemany(
-                    "INSERT INTO passages(id, title, text, metadata, embedding) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO passages(key, id, title, text, metadata, embedding) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
                     [
                         (
+                            key,
                             r.passage.id,
                             r.passage.title,
                             r.passage.text,
                             json.dumps(r.passage.metadata, ensure_ascii=False),
                             _blob(r.embedding),
                         )
-                        for r in new_passages
+                        for key, r in zip(passage_keys, new_passages, strict=True)
                     ],
                 )
                 conn.executemany(
-                    "INSERT INTO mentions(passage_id, phrase_id, count) VALUES (?, ?, ?)",
-                    [(r.passage.id, pid, n) for r in new_passages for pid, n in r.mentions.items()],
+                    "INSERT INTO mentions(passage_key, phrase_key, count) VALUES (?, ?, ?)",
+                    sorted(
+                        (key, _key_of(phrase_keys, pid, f"passage {r.passage.id!r}"), n)
+                        for key, r in zip(passage_keys, new_passages, strict=True)
+                        for pid, n in r.mentions.items()
+                    ),
                 )
                 facts = {f.id: f for r in new_passages for f in r.facts}
+                fact_keys = keys_of(conn, "facts", facts)
+                new_facts = [f for f in facts.values() if f.id not in fact_keys]
+                first = _next_key(conn, "facts")
+                fact_keys.update((f.id, first + i) for i, f in enumerate(new_facts))
                 conn.executemany(
-                    "INSERT OR IGNORE INTO facts(id, subject_id, predicate, object_id, text, embedding) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO facts(key, id, subject_key, predicate, object_key, text, embedding) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
                         (
+                            first + i,
                             f.id,
-                            f.subject_id,
+                            _key_of(phrase_keys, f.subject_id, f"fact {f.id!r}"),
                             f.predicate,
-                            f.object_id,
+                            _key_of(phrase_keys, f.object_id, f"fact {f.id!r}"),
                             f.text,
                             None if f.embedding is None else _blob(f.embedding),
                         )
-                        for f in facts.values()
+                        for i, f in enumerate(new_facts)
                     ],
                 )
                 conn.executemany(
-                    "INSERT OR IGNORE INTO states(passage_id, fact_id) VALUES (?, ?)",
-                    [(r.passage.id, f.id) for r in new_passages for f in r.facts],
+                    "INSERT OR IGNORE INTO states(passage_key, fact_key) VALUES (?, ?)",
+                    sorted(
+                        {
+                            (key, fact_keys[f.id])
+                            for key, r in zip(passage_keys, new_passages, strict=True)
+                            for f in r.facts
+                        }
+                    ),
                 )
             # Keep the phrase vectors warm for the synonym search that follows, unless someone else wrote.
             before, after = self._committed
@@ -503,7 +555,7 @@ class EmbeddedStore:
             self._connect()
             .execute(
                 "SELECT p.id, p.name, p.embedding FROM synonyms_pending s "
-                "JOIN phrases p ON p.id = s.phrase_id ORDER BY p.rowid LIMIT ?",
+                "JOIN phrases p ON p.key = s.phrase_key ORDER BY s.phrase_key LIMIT ?",
                 (limit,),
             )
             .fetchall()
@@ -608,10 +660,7 @@ class EmbeddedStore:
         conn = self._connect()
         counts: dict[str, int] = {}
         for chunk in chunks(sorted(phrase_ids)):
-            sql = (
-                "SELECT phrase_id, COUNT(*) FROM mentions "
-                f"WHERE phrase_id IN ({placeholders(len(chunk))}) GROUP BY phrase_id"
-            )
+            sql = f"SELECT p.id, {PASSAGE_COUNT} FROM phrases p WHERE p.id IN ({placeholders(len(chunk))})"
             counts.update(conn.execute(sql, list(chunk)).fetchall())
         return counts
 
@@ -626,21 +675,21 @@ class EmbeddedStore:
         with self._lock:
             entry = _Log(schema.LOG_SYNONYMS)
             with self._transaction(entry) as conn:
+                keys = keys_of(conn, "phrases", [i for pair in rows for i in pair] + list(done))
                 added = 0
-                for (s, t), score in rows.items():
+                for (s, t), score in sorted(rows.items()):
                     # the log carries exactly the edges inserted here (an existing one is ignored)
                     if conn.execute(
-                        "INSERT OR IGNORE INTO synonyms(source_id, target_id, score) "
+                        "INSERT OR IGNORE INTO synonyms(source_key, target_key, score) "
                         "VALUES (?, ?, ?) RETURNING 1",
-                        (s, t, score),
+                        (_key_of(keys, s, "a synonym edge"), _key_of(keys, t, "a synonym edge"), score),
                     ).fetchone():
                         entry.synonyms.append((s, t, score))
                         added += 1
-                for chunk in chunks(list(done)):
-                    conn.execute(
-                        f"DELETE FROM synonyms_pending WHERE phrase_id IN ({placeholders(len(chunk))})",
-                        chunk,
-                    )
+                conn.executemany(
+                    "DELETE FROM synonyms_pending WHERE phrase_key = ?",
+                    sorted((keys[i],) for i in set(done) if i in keys),
+                )
             # the phrases are unchanged: keep their vectors loaded unless someone else wrote meanwhile
             version_before, version_after = self._committed
             if self._loaded_version == version_before:
@@ -654,49 +703,51 @@ class EmbeddedStore:
         ids = list(dict.fromkeys(ids))
         report = DeleteReport()
         with self._transaction() as conn:
-            present = self._existing("passages", ids)
+            present = keys_of(conn, "passages", ids)
             report.passages = [i for i in ids if i in present]
             report.missing = [i for i in ids if i not in present]
             if not present:
                 return report
-            gone = list(present)
-            phrase_ids: set[str] = set()
-            fact_ids: set[str] = set()
+            gone = sorted(present.values())
+            phrase_keys: set[int] = set()
+            fact_keys: set[int] = set()
             for chunk in chunks(gone):
                 marks = placeholders(len(chunk))
-                phrase_ids.update(
+                phrase_keys.update(
                     r[0]
                     for r in conn.execute(
-                        f"SELECT phrase_id FROM mentions WHERE passage_id IN ({marks})", chunk
+                        f"SELECT phrase_key FROM mentions WHERE passage_key IN ({marks})", chunk
                     )
                 )
-                fact_ids.update(
+                fact_keys.update(
                     r[0]
-                    for r in conn.execute(f"SELECT fact_id FROM states WHERE passage_id IN ({marks})", chunk)
+                    for r in conn.execute(
+                        f"SELECT fact_key FROM states WHERE passage_key IN ({marks})", chunk
+                    )
                 )
-                conn.execute(f"DELETE FROM mentions WHERE passage_id IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM states WHERE passage_id IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM passages WHERE id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM mentions WHERE passage_key IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM states WHERE passage_key IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM passages WHERE key IN ({marks})", chunk)
             orphan_facts = [
                 f
-                for f in fact_ids
-                if conn.execute("SELECT 1 FROM states WHERE fact_id = ?", (f,)).fetchone() is None
+                for f in sorted(fact_keys)
+                if conn.execute("SELECT 1 FROM states WHERE fact_key = ?", (f,)).fetchone() is None
             ]
             for chunk in chunks(orphan_facts):
-                conn.execute(f"DELETE FROM facts WHERE id IN ({placeholders(len(chunk))})", chunk)
+                conn.execute(f"DELETE FROM facts WHERE key IN ({placeholders(len(chunk))})", chunk)
             orphan_phrases = [
                 p
-                for p in phrase_ids
-                if conn.execute("SELECT 1 FROM mentions WHERE phrase_id = ?", (p,)).fetchone() is None
+                for p in sorted(phrase_keys)
+                if conn.execute("SELECT 1 FROM mentions WHERE phrase_key = ?", (p,)).fetchone() is None
             ]
             for chunk in chunks(orphan_phrases):
                 marks = placeholders(len(chunk))
                 before = conn.total_changes
-                conn.execute(f"DELETE FROM synonyms WHERE source_id IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM synonyms WHERE target_id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM synonyms WHERE source_key IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM synonyms WHERE target_key IN ({marks})", chunk)
                 report.synonym_edges_removed += conn.total_changes - before
-                conn.execute(f"DELETE FROM synonyms_pending WHERE phrase_id IN ({marks})", chunk)
-                conn.execute(f"DELETE FROM phrases WHERE id IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM synonyms_pending WHERE phrase_key IN ({marks})", chunk)
+                conn.execute(f"DELETE FROM phrases WHERE key IN ({marks})", chunk)
             report.facts_removed = len(orphan_facts)
             report.phrases_removed = len(orphan_phrases)
         with self._lock:
@@ -738,10 +789,8 @@ class EmbeddedStore:
         conn = self._connect()
         found: dict[str, PhraseHit] = {}
         for chunk in chunks(wanted):
-            sql = (
-                "SELECT p.id, p.name, (SELECT COUNT(*) FROM mentions m WHERE m.phrase_id = p.id) "
-                f"FROM phrases p WHERE p.name IN ({placeholders(len(chunk))})"
-            )
+            marks = placeholders(len(chunk))
+            sql = f"SELECT p.id, p.name, {PASSAGE_COUNT} FROM phrases p WHERE p.name IN ({marks})"
             for pid, name, count in conn.execute(sql, list(chunk)):
                 found[name] = PhraseHit(pid, name, 1.0, int(count))
         return found
@@ -968,7 +1017,7 @@ class EmbeddedStore:
             passages=count("SELECT COUNT(*) FROM passages"),
             phrases=count("SELECT COUNT(*) FROM phrases"),
             facts=count("SELECT COUNT(*) FROM facts"),
-            relation_edges=count(f"SELECT COUNT(*) FROM ({RELATION_EDGES})"),
+            relation_edges=count(f"SELECT COUNT(*) FROM ({RELATION_KEY_EDGES})"),
             synonym_edges=count("SELECT COUNT(*) FROM synonyms"),
             mentions=count("SELECT COUNT(*) FROM mentions"),
             embedding_model=meta.embedding_model if meta else None,
@@ -1040,7 +1089,7 @@ class EmbeddedStore:
                     [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
                 )
                 conn.execute("DELETE FROM synonyms")
-                conn.execute("INSERT OR IGNORE INTO synonyms_pending(phrase_id) SELECT id FROM phrases")
+                conn.execute("INSERT OR IGNORE INTO synonyms_pending(phrase_key) SELECT key FROM phrases")
                 conn.execute("DELETE FROM meta WHERE key = 'reembed'")
             self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
             self._phrases = None
