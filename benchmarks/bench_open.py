@@ -64,8 +64,9 @@ def proc_status() -> dict[str, float]:
     return out
 
 
-def build_args(phrases: int) -> argparse.Namespace:
+def build_args(phrases: int, fact_vectors_per_phrase: float = 0.0) -> argparse.Namespace:
     return argparse.Namespace(
+        fact_vectors_per_phrase=fact_vectors_per_phrase,
         phrases=phrases,
         phrases_per_passage=PER,
         relations_per_phrase=FACTS / PER,
@@ -77,7 +78,7 @@ def build_args(phrases: int) -> argparse.Namespace:
     )
 
 
-def ensure_store(path: Path, phrases: int) -> dict[str, Any]:
+def ensure_store(path: Path, phrases: int, fact_vectors_per_phrase: float = 0.0) -> dict[str, Any]:
     if (path / "graph.sqlite").is_file():
         return {"built": False}
     from hipporag_neo4j.stores.embedded import EmbeddedStore
@@ -85,11 +86,12 @@ def ensure_store(path: Path, phrases: int) -> dict[str, Any]:
     store = EmbeddedStore(path)
     store.open(MODEL, DIM)
     t = time.perf_counter()
-    times, per_batch = build(store, build_args(phrases), np.random.default_rng(0))
+    times, per_batch = build(store, build_args(phrases, fact_vectors_per_phrase), np.random.default_rng(0))
     store.close()
     tenth = max(1, len(per_batch) // 10)
     return {
         "built": True,
+        "fact_vectors_per_phrase": fact_vectors_per_phrase,
         "build_s": round(time.perf_counter() - t, 1),
         "write_passages_ms_first_tenth": round(1000 * float(np.mean(per_batch[:tenth])), 1),
         "write_passages_ms_last_tenth": round(1000 * float(np.mean(per_batch[-tenth:])), 1),
@@ -412,6 +414,12 @@ def main() -> None:
     parser.add_argument(
         "--skip-rebuild-at", type=int, default=10**9, help="no rebuild children from this size up (slow)"
     )
+    parser.add_argument(
+        "--fact-vectors-per-phrase",
+        type=float,
+        default=0.0,
+        help="stores built here: embedded facts per phrase (bench_scale.build's option; 0: none)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--stem", default="open")
@@ -436,7 +444,7 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     for size in sizes:
         store = workdir / f"store-{size}"
-        data["stores"][str(size)] = ensure_store(store, size)
+        data["stores"][str(size)] = ensure_store(store, size, args.fact_vectors_per_phrase)
         runs = [run_child(args, size, store, "build+persist")]
         for _ in range(args.repeats):
             runs.append(run_child(args, size, store, "mapped"))
@@ -446,7 +454,7 @@ def main() -> None:
                 runs.append(run_child(args, size, store, "rebuild", code=args.baseline_code))
         data["open"][str(size)] = runs
         write_results(args.stem, data, markdown(data))
-    for size in sizes:  # last: appending changes the stores
+    for size in sizes if args.append else []:  # last: appending changes the stores (--append 0: kept)
         data["writes"][str(size)] = append_batches(workdir / f"store-{size}", args.append)
         data["load_after"] = data["writes"][str(size)]["load_after"]
         print(

@@ -15,8 +15,11 @@ Synthetic graph for N phrases (defaults; all are options):
 * N synonym edges: each new phrase to a random older one, cosine drawn from [0.8, 1);
   so ~5 edges per phrase (4 relation + 1 synonym), mean undirected degree ~10;
 * vectors: random unit vectors of dimension 384 (all-MiniLM-L6-v2's) for phrases and passages; facts are
-  written without vectors (the embedded store never reads them for retrieval; the MuSiQue indexing
-  benchmark covers their cost).
+  written without vectors by default. ``--fact-vectors-per-phrase R`` gives the first ``round(R × 8)``
+  facts of each passage a random unit vector too (R = 1: N embedded facts of the 4 N, about MuSiQue's
+  17,033 embedded facts for 19,102 phrases), so the default ``hipporag2`` mode's fact search has a fact
+  matrix to scan; the vectors come from their own random stream, so the graph (phrases, passages,
+  facts, edges, their vectors) is the same as without the option for the same seed.
 
 Measured per size: build (record generation apart from store time), snapshot load (phrase index and CSR
 graph, cold, in a fresh store object), memory, and per query: ``personalized_pagerank``, the raw scipy
@@ -31,6 +34,7 @@ two graph phrases, so no model time is included).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import shutil
@@ -120,6 +124,8 @@ def build(
     facts_per_passage = round(args.relations_per_phrase * per)
     times: dict[str, float] = {}
     ids = [make_phrase_id(phrase_name(i)) for i in range(n)]
+    embedded_facts = round(per * getattr(args, "fact_vectors_per_phrase", 0.0))
+    fact_rng = np.random.default_rng((getattr(args, "seed", 0), 1))  # apart: the graph stays the same
     for start in range(0, n_passages, args.batch):
         stop = min(start + args.batch, n_passages)
         t = time.perf_counter()
@@ -141,6 +147,10 @@ def build(
                 mentions[ids[o]] += 1
                 fid = make_fact_id(sn, pred, on)
                 facts[fid] = FactRecord(fid, ids[s], pred, ids[o], fact_text(sn, pred, on))
+            if embedded_facts:
+                fact_vectors = unit_vectors(fact_rng, min(embedded_facts, len(facts)), dim)
+                for j, fid in enumerate(list(facts)[:embedded_facts]):
+                    facts[fid] = dataclasses.replace(facts[fid], embedding=fact_vectors[j])
             text = f"Passage {p} is about " + ", ".join(phrase_name(i) for i in home) + "."
             passage = Passage(id=make_passage_id(text, f"title {p}"), text=text, title=f"title {p}")
             records.append(
@@ -331,6 +341,7 @@ def run_child(size: int, args: argparse.Namespace) -> dict[str, Any]:
         "phrases_per_passage",
         "relations_per_phrase",
         "synonyms_per_phrase",
+        "fact_vectors_per_phrase",
         "batch",
         "queries",
         "seed",
@@ -540,6 +551,12 @@ def main() -> None:
     parser.add_argument("--phrases-per-passage", type=int, default=8)
     parser.add_argument("--relations-per-phrase", type=float, default=4.0)
     parser.add_argument("--synonyms-per-phrase", type=int, default=1)
+    parser.add_argument(
+        "--fact-vectors-per-phrase",
+        type=float,
+        default=0.0,
+        help="embedded facts per phrase (the first round(R x phrases per passage) facts of each passage)",
+    )
     parser.add_argument("--synonym-threshold", type=float, default=0.8)
     parser.add_argument("--batch", type=int, default=256, help="passages per write_passages call")
     parser.add_argument("--queries", type=int, default=30)

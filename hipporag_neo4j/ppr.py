@@ -53,6 +53,10 @@ def transition_matrix(adjacency: sp.csr_matrix) -> tuple[sp.csr_matrix, npt.NDAr
     return transition, dangling
 
 
+#: Edges gathered at once by a push round (its work arrays hold ~50 bytes per edge: ~50 MiB).
+MAX_GATHER = 1 << 20
+
+
 def _normalised_reset(reset: FloatArray) -> FloatArray:
     total = float(reset.sum())
     if total <= 0:
@@ -110,6 +114,7 @@ def forward_push(
     damping: float = 0.5,
     epsilon: float = 1e-8,
     max_rounds: int = 1000,
+    max_gather: int = MAX_GATHER,
 ) -> FloatArray:
     """Approximate PPR by Andersen–Chung–Lang forward push; cost follows the seeds' neighbourhood.
 
@@ -124,7 +129,8 @@ def forward_push(
     i.e. scores are underestimated by at most ``epsilon * strength(v) / (1 - damping)``; so the returned
     top-k is the exact top-k wherever the k-th score leads the next by more than that. Scores sum to
     slightly less than 1 (the residual mass left unpushed). ``max_rounds`` only guards against a
-    pathological ``epsilon``; the bound holds when it is not reached.
+    pathological ``epsilon``; the bound holds when it is not reached. A round's edges are gathered in
+    pieces of about ``max_gather`` edges (memory; the same sums, in another order only past it).
     """
     p = _normalised_reset(reset)
     n = len(p)
@@ -160,14 +166,28 @@ def forward_push(
         # T[v, u] = T[u, v] * strength(v) / strength(u), read from row u of the CSR
         share = np.zeros_like(mass)
         np.divide(damping * mass, strength[active], out=share, where=connected[active])
-        offsets = np.arange(work) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        neighbours = indices[offsets]
-        values = data[offsets] * strength[neighbours] * np.repeat(share, lengths)
-        if work > n // 8:
-            residual += np.bincount(neighbours, values, minlength=n)
-        else:
-            np.add.at(residual, neighbours, values)
-        candidates = _distinct(neighbours)
+        # the gather's work arrays (~50 bytes per edge) in pieces of at most ~max_gather edges, so a
+        # round just under the mat-vec threshold on a large graph holds tens of MiB, not hundreds
+        ends = np.cumsum(lengths)
+        cuts = np.searchsorted(ends, np.arange(max_gather, work, max_gather), side="left") + 1
+        bounds = np.unique(np.concatenate(([0], cuts, [len(active)])))
+        pieces = []
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            piece = lengths[a:b]
+            edges = int(ends[b - 1] - (ends[a - 1] if a else 0))
+            offsets = np.arange(edges) + np.repeat(starts[a:b] - (np.cumsum(piece) - piece), piece)
+            neighbours = indices[offsets]
+            values = data[offsets]
+            del offsets
+            values *= strength[neighbours]
+            values *= np.repeat(share[a:b], piece)
+            if work > n // 8:
+                residual += np.bincount(neighbours, values, minlength=n)
+            else:
+                np.add.at(residual, neighbours, values)
+            del values
+            pieces.append(_distinct(neighbours))
+        candidates = pieces[0] if len(pieces) == 1 else _distinct(np.concatenate(pieces))
         active = candidates[residual[candidates] > threshold[candidates]]
     result: FloatArray = estimate / total
     return result

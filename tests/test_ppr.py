@@ -152,3 +152,19 @@ def test_factorised_ppr_needs_a_damping_below_one_and_a_seed() -> None:
         FactorisedPpr(adjacency, 1.0)
     with pytest.raises(ValueError, match="empty"):
         FactorisedPpr(adjacency, 0.5).scores(np.zeros(2))
+
+
+@pytest.mark.parametrize(("n", "m"), [(300, 700), (20_000, 60_000)])  # bincount / add.at rounds
+@pytest.mark.parametrize("max_gather", [1, 37, 5_000])
+def test_forward_push_gathers_a_round_in_pieces_with_the_same_scores(n: int, m: int, max_gather: int) -> None:
+    s, t, w = _random_graph(4, n, m)
+    adjacency = symmetric_adjacency(s, t, w, n)
+    transition, _ = transition_matrix(adjacency)
+    strength = node_strengths(adjacency)
+    reset = np.zeros(n)
+    reset[[1, 5, 7]] = [1.0, 2.0, 0.5]
+    whole = forward_push(transition, strength, reset, 0.5, 1e-7)
+    pieces = forward_push(transition, strength, reset, 0.5, 1e-7, max_gather=max_gather)
+    assert np.abs(pieces - whole).max() <= 1e-15  # the same sums, grouped differently
+    ref = _igraph_ppr(s, t, w, n, reset, 0.5)
+    assert (ref - pieces >= -1e-10).all() and (ref - pieces <= 1e-7 * strength / 1.0 + 1e-10).all()

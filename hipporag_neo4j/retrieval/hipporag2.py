@@ -5,10 +5,11 @@
    retrieved fact is kept (the paper's "w/o filter" ablation).
 3. Reset probabilities: each kept fact's subject and object get the fact's score divided by their passage
    count (a phrase in many facts keeps the mean of their scores), the best ``seed_phrases`` kept; every
-   passage node gets its min-max-normalised dense score x ``passage_node_weight``. With ``entity_seeds``
-   (our default) the phrases the query's named entities link to are seeded too, with HippoRAG 1's weight
-   1 / passage count: fact retrieval alone often misses the entity the question names (measured on
-   MuSiQue and HotpotQA, README).
+   passage node gets its min-max-normalised dense score x ``passage_node_weight`` (in a store of more
+   than ``passage_seed_top_n`` passages, only the best that many: :func:`passage_seed_count`). With
+   ``entity_seeds`` (our default) the phrases the query's named entities link to are seeded too, with
+   HippoRAG 1's weight 1 / passage count: fact retrieval alone often misses the entity the question
+   names (measured on MuSiQue and HotpotQA, README).
 4. PPR over phrases + passage nodes; passages ranked by their own PPR score, optionally combined with the
    dense ranking (``combine_alpha``, by rank or by normalised score: ``combine_by``). No fact kept: dense
    retrieval, and the explanation says so.
@@ -88,6 +89,38 @@ def phrase_seeds(
     return seeds, explained
 
 
+def passage_seed_count(settings: RetrievalSettings, n_passages: int) -> int:
+    """How many passage nodes the walk seeds: every passage in a store of at most ``passage_seed_top_n``
+    passages (unset: always every one), else the best ``passage_seed_top_n`` by dense score.
+
+    Seeding every passage makes the walk's first push rounds whole-graph mat-vecs and needs every
+    passage's dense score (3.9 s per query at 1M phrases, benchmarks/README.md); it also lets the
+    passages' reset mass (``passage_node_weight`` x the sum of their normalised scores) grow with the
+    store until it drowns the phrase seeds. The default (2,000) is above both evaluation corpora
+    (MuSiQue 1,890 passages, HotpotQA 994), where the weights were chosen, so their rankings are
+    unchanged; a larger store seeds as many passages as they did."""
+    top_n = settings.passage_seed_top_n
+    return n_passages if top_n is None else min(top_n, n_passages)
+
+
+def passage_seed_weights(
+    dense: list[PassageScore], seeded: int, n_passages: int, weight: float
+) -> dict[str, float]:
+    """Reset weights of the best ``seeded`` passages of ``dense`` (best first): each min-max normalised
+    x ``weight``, zeros dropped. When ``dense`` holds every passage the range is theirs (HippoRAG 2's
+    rule); otherwise it is the range of the ``dense`` rows given (the best ``seeded`` and at least one
+    more, whose score is the floor), so the weakest seed keeps a positive weight."""
+    if not dense or seeded <= 0:
+        return {}
+    top = dense[0].score
+    low = dense[-1].score if len(dense) < n_passages else min(p.score for p in dense)
+    best = dense[:seeded]
+    if top <= low:  # all equal: each scores 1 when positive (fusion.min_max)
+        return {p.passage_id: weight for p in best} if top > 0 else {}
+    normalised = ((p.passage_id, (p.score - low) / (top - low)) for p in best)
+    return {pid: v * weight for pid, v in normalised if v > 0}
+
+
 def retrieve_hipporag2(
     store: GraphStore,
     query: str,
@@ -136,9 +169,12 @@ def retrieve_hipporag2(
         for f in candidates
     ]
 
-    # Dense scores of every passage: they seed the passage nodes and are the fallback.
+    # Dense scores: they seed the passage nodes and are the fallback. Every passage's where every
+    # passage is seeded; otherwise the best seeded + 1 (the one more is the normalisation's floor).
+    seeded = passage_seed_count(s, n_passages)
+    fetch = n_passages if seeded >= n_passages else min(n_passages, max(seeded + 1, limit))
     t = time.perf_counter()
-    dense = store.dense_passage_scores(query_vector, n_passages) if query_vector is not None else []
+    dense = store.dense_passage_scores(query_vector, fetch) if query_vector is not None else []
     timings["dense_search"] = time.perf_counter() - t
     dense_raw = {p.passage_id: p.score for p in dense}
 
@@ -150,11 +186,7 @@ def retrieve_hipporag2(
         notes.append(f"{reason} and no query entity linked: ranked by dense retrieval")
         return HippoRAG2Run(dense_raw, {}, dense_raw, facts_explained, [], 0, True, notes)
 
-    dense_norm = min_max(dense_raw)
-    ranked_dense = sorted(dense_norm.items(), key=lambda kv: (-kv[1], kv[0]))
-    if s.passage_seed_top_n is not None:
-        ranked_dense = ranked_dense[: s.passage_seed_top_n]
-    passage_seeds = {pid: v * s.passage_node_weight for pid, v in ranked_dense if v > 0}
+    passage_seeds = passage_seed_weights(dense, seeded, n_passages, s.passage_node_weight)
 
     t = time.perf_counter()
     walked = store.passage_node_scores(
