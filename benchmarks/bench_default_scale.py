@@ -21,7 +21,8 @@ memory row did) before memory is read again.
 ``--no-fact-vectors``: the workers' stores answer the fact search with no facts, as a store whose facts
 have no vectors does (``open_1m.md``'s synthetic store): the figure comparable to that file's.
 
-    python benchmarks/bench_default_scale.py --store DIR --baseline-code DIR [--queries 20] [--stem NAME]
+    python benchmarks/bench_default_scale.py --store DIR --baseline-code DIR [--baseline-store DIR]
+        [--queries 20] [--stem NAME]
 """
 
 from __future__ import annotations
@@ -131,12 +132,14 @@ class Worker:
     def __init__(
         self, name: str, args: argparse.Namespace, code: str | None, settings: dict[str, Any]
     ) -> None:
+        # the package before reads the store as it was written; this one may upgrade its own copy
+        store = args.baseline_store if code and args.baseline_store else args.store
         command = [
             sys.executable,
             __file__,
             "--worker",
             "--store",
-            args.store,
+            store,
             "--phrases",
             str(args.phrases),
         ]
@@ -185,6 +188,7 @@ class Worker:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     data: dict[str, Any] = {**run_header(), "store": args.store, "phrases": args.phrases}
+    data["baseline_store"] = args.baseline_store
     data["no_fact_vectors"] = args.no_fact_vectors
     specs: list[tuple[str, str | None, dict[str, Any]]] = []
     if args.baseline_code:
@@ -343,6 +347,11 @@ def main() -> None:
     parser.add_argument("--store", required=True)
     parser.add_argument("--phrases", type=int, help="phrases in the store (default: counted)")
     parser.add_argument("--baseline-code", help="a directory holding the package before")
+    parser.add_argument(
+        "--baseline-store",
+        help="the store the package before opens (default --store): a copy, when this package upgrades "
+        "--store's schema on open",
+    )
     parser.add_argument("--also", action="append", default=[], help="NAME=JSON of retrieval settings")
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--hipporag-queries", type=int, default=0)

@@ -244,9 +244,12 @@ class ReplayServer:
                         )
                     if reply.delay:
                         server._wait(reply.delay)
-                    self._send(reply)
                 finally:
+                    # out of flight before the answer is written: a client that sends its next request
+                    # as soon as it has read this answer must not find this one still counted (under
+                    # load this thread could be descheduled between the write and the count)
                     server._end()
+                self._send(reply)
 
             def _read_body(self) -> bytes:
                 length = self.headers.get("Content-Length")
