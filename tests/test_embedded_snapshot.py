@@ -144,6 +144,41 @@ def test_a_damaged_snapshot_is_rebuilt_not_served(tmp_path: Path, damage: str) -
     assert (again.snapshot_builds, again.snapshot_maps) == (1, 0)
 
 
+@pytest.mark.parametrize("damage", ["truncate", "older format", "missing"])
+def test_a_damaged_or_older_snapshot_is_replaced_once_then_mapped(tmp_path: Path, damage: str) -> None:
+    """The rebuild is persisted in place of the unusable directory of the same version (a store from the
+    release before holds a format-1 snapshot of its current version), so only one process rebuilds and
+    no data file of a discarded rebuild is left behind."""
+    path = tmp_path / "store"
+    store = _open(path)
+    _index(store, ALL)
+    want = _reads(store)
+    store.close()
+    directory = path / snapshot_files.SNAPSHOT_DIR / _versions(path)[0]
+    data = path / snapshot_files.SNAPSHOT_DIR / snapshot_files.DATA_DIR
+    if damage == "truncate":
+        target = directory / "adjacency_indices.npy"
+        target.write_bytes(target.read_bytes()[:-4])
+    elif damage == "older format":
+        manifest = json.loads((directory / snapshot_files.MANIFEST).read_text())
+        (directory / snapshot_files.MANIFEST).write_text(json.dumps({**manifest, "format": 1}))
+    else:
+        (directory / "mentions_indices.npy").unlink()
+    rebuilt = _open(path)
+    assert _reads(rebuilt) == want
+    assert (rebuilt.snapshot_builds, rebuilt.snapshot_maps) == (1, 0)
+    rebuilt.close()
+    mapped = _open(path)
+    assert _reads(mapped) == want
+    assert (mapped.snapshot_builds, mapped.snapshot_maps) == (0, 1)
+    mapped.close()
+    assert _versions(path) == [directory.name]
+    named = json.loads((directory / snapshot_files.MANIFEST).read_text())["files"]
+    assert sorted(p.name for p in data.iterdir()) == sorted(
+        str(spec["data"]) for spec in named.values() if "data" in spec
+    )
+
+
 def test_rows_changed_outside_the_store_are_caught_by_the_row_counts(tmp_path: Path) -> None:
     import sqlite3
 

@@ -145,19 +145,46 @@ def write(
             os.fsync(handle.fileno())
         _fsync_dir(temp)
         final = version_dir(store_dir, stamp.graph_version)
-        try:
-            os.rename(temp, final)
-        except OSError:
-            if (final / MANIFEST).is_file():  # the same version written by another process meanwhile
-                shutil.rmtree(temp, ignore_errors=True)
-                return None
-            raise
+        if not _publish(store_dir, stamp, temp, final):
+            # the same version written by another process meanwhile: ours is not needed, nor the data
+            # files this call created (appending past another file's count changes nothing it names)
+            shutil.rmtree(temp, ignore_errors=True)
+            for name, spec in (appended or {}).items():
+                if spec.file is None:
+                    (root / DATA_DIR / str(files[name]["data"])).unlink(missing_ok=True)
+            return None
         _fsync_dir(root)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
     _remove_others(root, keep=final.name)
     return final
+
+
+def _publish(store_dir: Path, stamp: Stamp, temp: Path, final: Path) -> bool:
+    """Rename ``temp`` to ``final``; False when ``final`` already holds a usable snapshot of ``stamp``
+    (another process's). A directory of the same version that is not usable (an older format, a torn
+    or damaged one) is put aside and replaced, else every later process would rebuild and never
+    persist. A process still mapping the old files keeps them: unlinking does not unmap."""
+    replaced: set[str] = set()  # data files only the replaced directory named
+    for _ in range(3):
+        try:
+            os.rename(temp, final)
+        except OSError:
+            if read(store_dir, stamp) is not None:
+                return False
+            aside = final.parent / f".tmp-{os.getpid()}-{uuid.uuid4().hex}-replaced"
+            try:
+                os.rename(final, aside)
+            except FileNotFoundError:
+                continue  # another process put it aside first: try ours again
+            replaced |= _data_files(aside)
+            shutil.rmtree(aside, ignore_errors=True)
+            continue
+        for name in replaced - _data_files(final):
+            (final.parent / DATA_DIR / name).unlink(missing_ok=True)
+        return True
+    raise OSError(f"cannot publish the snapshot at {final}")
 
 
 def _data_files(directory: Path) -> set[str]:
