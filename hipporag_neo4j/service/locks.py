@@ -53,6 +53,7 @@ WRITE_METHODS = frozenset(
         "write_passages",
         "write_synonyms",
         "delete_passages",
+        "drop_namespace",
         "set_embeddings",
         "set_embedding_model",
         "open_for_reembed",
