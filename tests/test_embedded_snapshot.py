@@ -124,31 +124,11 @@ def test_a_snapshot_with_the_right_version_but_another_commit_token_is_not_used(
     assert (again.snapshot_builds, again.snapshot_maps) == (1, 0)
 
 
-@pytest.mark.parametrize("damage", ["truncate", "manifest", "missing"])
-def test_a_damaged_snapshot_is_rebuilt_not_served(tmp_path: Path, damage: str) -> None:
-    path = tmp_path / "store"
-    store = _open(path)
-    _index(store, ALL)
-    want = _reads(store)
-    store.close()
-    directory = path / snapshot_files.SNAPSHOT_DIR / _versions(path)[0]
-    if damage == "truncate":
-        target = directory / "adjacency_indices.npy"
-        target.write_bytes(target.read_bytes()[:-4])
-    elif damage == "manifest":
-        (directory / snapshot_files.MANIFEST).write_text("{not json")
-    else:
-        (directory / "mentions_indices.npy").unlink()
-    again = _open(path)
-    assert _reads(again) == want
-    assert (again.snapshot_builds, again.snapshot_maps) == (1, 0)
-
-
-@pytest.mark.parametrize("damage", ["truncate", "older format", "missing"])
-def test_a_damaged_or_older_snapshot_is_replaced_once_then_mapped(tmp_path: Path, damage: str) -> None:
-    """The rebuild is persisted in place of the unusable directory of the same version (a store from the
-    release before holds a format-1 snapshot of its current version), so only one process rebuilds and
-    no data file of a discarded rebuild is left behind."""
+@pytest.mark.parametrize("damage", ["truncate", "manifest", "older format", "missing"])
+def test_a_damaged_or_older_snapshot_is_rebuilt_not_served_then_replaced(tmp_path: Path, damage: str) -> None:
+    """Never served: rebuilt. The rebuild is persisted in place of the unusable directory of the same
+    version (a store from the release before holds a format-1 snapshot of its current version), so only
+    one process rebuilds and no data file of a discarded rebuild is left behind."""
     path = tmp_path / "store"
     store = _open(path)
     _index(store, ALL)
@@ -159,6 +139,8 @@ def test_a_damaged_or_older_snapshot_is_replaced_once_then_mapped(tmp_path: Path
     if damage == "truncate":
         target = directory / "adjacency_indices.npy"
         target.write_bytes(target.read_bytes()[:-4])
+    elif damage == "manifest":
+        (directory / snapshot_files.MANIFEST).write_text("{not json")
     elif damage == "older format":
         manifest = json.loads((directory / snapshot_files.MANIFEST).read_text())
         (directory / snapshot_files.MANIFEST).write_text(json.dumps({**manifest, "format": 1}))
@@ -174,9 +156,11 @@ def test_a_damaged_or_older_snapshot_is_replaced_once_then_mapped(tmp_path: Path
     mapped.close()
     assert _versions(path) == [directory.name]
     named = json.loads((directory / snapshot_files.MANIFEST).read_text())["files"]
-    assert sorted(p.name for p in data.iterdir()) == sorted(
-        str(spec["data"]) for spec in named.values() if "data" in spec
-    )
+    kept = {str(spec["data"]) for spec in named.values() if "data" in spec}
+    files = {p.name for p in data.iterdir()}
+    assert kept <= files
+    # an unreadable manifest cannot say which data files it named: those go with the hourly orphan sweep
+    assert len(files - kept) == (2 if damage == "manifest" else 0)
 
 
 def test_rows_changed_outside_the_store_are_caught_by_the_row_counts(tmp_path: Path) -> None:
