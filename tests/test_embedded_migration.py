@@ -230,3 +230,26 @@ def test_a_read_only_version_1_store_gets_a_clear_error(old_store: Path, tmp_pat
         subprocess.run(["chattr", "-i", str(path / "graph.sqlite")], capture_output=True, check=False)
         (path / "graph.sqlite").chmod(0o644)
     assert dump_v1(path) == dump_v1(old_store)
+
+
+def test_an_upgrade_without_room_for_its_copy_names_the_space_and_leaves_version_1(
+    old_store: Path, tmp_path: Path
+) -> None:
+    """The copy goes to the WAL until it commits (about the store's size again): out of room, the user
+    is told how much is needed and the store stays as it was, for the next open to upgrade."""
+    from hipporag_neo4j.stores.embedded.migrate import upgrade
+
+    path = tmp_path / "store"
+    shutil.copytree(old_store, path)
+    conn = sqlite3.connect(path / "graph.sqlite", isolation_level=None)
+    try:
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # a disk with no room for the copy
+        with pytest.raises(SchemaVersionError, match=r"schema version 2 needs about .* free disk"):
+            upgrade(conn, str(path))
+    finally:
+        conn.close()
+    assert dump_v1(path) == dump_v1(old_store)
+    store = EmbeddedStore(path)
+    assert store.open("test-model", 8).schema_version == SCHEMA_VERSION
+    store.close()

@@ -88,6 +88,8 @@ def upgrade(conn: sqlite3.Connection, location: str) -> bool:
                 conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
                 raise _needs_write(location, exc) from exc
+            if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc):
+                raise _needs_room(conn, location, exc) from exc
             raise
     finally:
         conn.execute("PRAGMA foreign_keys=ON")
@@ -96,6 +98,18 @@ def upgrade(conn: sqlite3.Connection, location: str) -> bool:
         "upgraded %s to schema version %d in %.1f s", location, SCHEMA_VERSION, time.perf_counter() - started
     )
     return True
+
+
+def _needs_room(conn: sqlite3.Connection, location: str, exc: Exception) -> SchemaVersionError:
+    size = int(conn.execute("PRAGMA page_count").fetchone()[0]) * int(
+        conn.execute("PRAGMA page_size").fetchone()[0]
+    )
+    return SchemaVersionError(
+        f"{location} has schema version 1; upgrading it to schema version {SCHEMA_VERSION} needs about "
+        f"{2 * size / 2**30:.1f} GiB of free disk (the copy stays in the write-ahead log until it "
+        f"commits), and the disk filled up ({exc}). The store is left at version 1: free some space and "
+        "open it again."
+    )
 
 
 def _needs_write(location: str, exc: Exception) -> SchemaVersionError:
