@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import numpy.typing as npt
 
-from hipporag_neo4j.stores.base import Matrix
+from hipporag_neo4j.stores.base import Matrix, Vector
 
 #: working memory of one search: similarity block (4 B), mask (1 B) and partition index (8 B) per cell
 DEFAULT_BUDGET_BYTES = 256 * 2**20
@@ -107,3 +107,14 @@ def top_positions(values: npt.NDArray[np.float32], limit: int) -> npt.NDArray[np
     kth = np.partition(negated, limit - 1)[limit - 1]
     kept = np.flatnonzero(negated <= kth)  # every value >= the limit's, in position order
     return kept[np.argsort(negated[kept], kind="stable")][:limit]
+
+
+def exact_scores(matrix: Matrix, rows: npt.NDArray[np.intp], vector: Vector) -> npt.NDArray[np.float64]:
+    """Dot products of ``matrix[rows]`` with ``vector`` as float64 products of the float32 values summed
+    in one fixed order: a row scores the same whichever rows it is searched with, from either side of a
+    pair and in any batch (a matrix product's rounding depends on its shape), so kept scores, synonym
+    edges among them, do not depend on how a search was batched or which index found the candidates."""
+    scores: npt.NDArray[np.float64] = (
+        matrix[rows].astype(np.float64) * np.asarray(vector, dtype=np.float64)
+    ).sum(axis=1)
+    return scores

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.linking.embedded import read_join_edges
@@ -65,7 +64,7 @@ from hipporag_neo4j.stores.embedded import (
     snapshot_files,
     vector_index,
 )
-from hipporag_neo4j.stores.embedded.knn import nearest_rows, top_positions
+from hipporag_neo4j.stores.embedded.knn import exact_scores, nearest_rows, top_positions
 from hipporag_neo4j.stores.embedded.schema import (
     PASSAGE_COUNT,
     RELATION_KEY_EDGES,
@@ -90,15 +89,6 @@ _TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases"
 
 def _blob(vector: Vector) -> bytes:
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
-
-
-def _exact_scores(matrix: Matrix, rows: npt.NDArray[np.intp], vector: Vector) -> npt.NDArray[np.float64]:
-    """Dot products of ``matrix[rows]`` with ``vector`` as float64 products of the float32 values summed
-    in one fixed order: a row scores the same whichever rows it is searched with."""
-    scores: npt.NDArray[np.float64] = (
-        matrix[rows].astype(np.float64) * np.asarray(vector, dtype=np.float64)
-    ).sum(axis=1)
-    return scores
 
 
 @dataclass
@@ -590,12 +580,9 @@ class EmbeddedStore:
             # one more, in case the excluded query phrase is among them
             rows = [c for c, _ in nearest_rows(vectors, index.vectors, top_k + 1, min_similarity)]
         for row, candidates in enumerate(rows):
-            # the kept scores again, as exact float64 products of the float32 vectors summed in one fixed
-            # order: a pair scores the same from either phrase and in any batch (the matrix product's
-            # rounding depends on its shape), so a store's synonym edges do not depend on its batching
+            # the kept scores again, exactly (exact_scores: synonym edges do not depend on batching)
             candidates = np.asarray(candidates)
-            query = np.asarray(vectors[row], dtype=np.float64)
-            values = (index.vectors[candidates].astype(np.float64) * query).sum(axis=1)
+            values = exact_scores(index.vectors, candidates, vectors[row])
             keep = values >= min_similarity
             exclude = exclude_ids[row] if exclude_ids else None
             pairs = [
@@ -885,7 +872,7 @@ class EmbeddedStore:
             score = {int(j): float(sims[j]) for j in best}
         else:  # candidates from the index, scored exactly (float64, one fixed order)
             best = ivf.search(facts.vectors, vector, k, self.vector_search.probes)
-            score = dict(zip(best.tolist(), _exact_scores(facts.vectors, best, vector).tolist(), strict=True))
+            score = dict(zip(best.tolist(), exact_scores(facts.vectors, best, vector).tolist(), strict=True))
         ranked = sorted(score, key=lambda j: (-score[j], facts.ids[j]))
         names, position = graph.phrases.names, graph.phrases.position
 
@@ -945,7 +932,7 @@ class EmbeddedStore:
             values = sims[order].tolist()
         else:  # candidates from the index, scored exactly (float64, one fixed order)
             best = ivf.search(graph.passage_vectors, vector, limit, self.vector_search.probes)
-            exact = _exact_scores(graph.passage_vectors, best, vector)
+            exact = exact_scores(graph.passage_vectors, best, vector)
             ranked = np.lexsort((best, -exact))[:limit]
             order, values = best[ranked], exact[ranked].tolist()
         ids = graph.passage_ids.take(order)

@@ -45,7 +45,7 @@ from hipporag_neo4j.ppr import (
     transition_matrix,
 )
 from hipporag_neo4j.stores.base import FactHit, Matrix, PassageScore, PhraseHit, Vector
-from hipporag_neo4j.stores.embedded.knn import nearest_rows
+from hipporag_neo4j.stores.embedded.knn import exact_scores, nearest_rows
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
 from hipporag_neo4j.stores.embedded.strings import StringTable
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
@@ -321,8 +321,7 @@ class ClientCopy:
             nearest_rows(np.asarray(vectors, dtype=np.float32), matrix, top_k + 1, min_similarity)
         ):
             candidates = np.asarray(candidates)
-            query = np.asarray(vectors[row], dtype=np.float64)
-            values = (matrix[candidates].astype(np.float64) * query).sum(axis=1)
+            values = exact_scores(matrix, candidates, vectors[row])
             keep = values >= min_similarity
             exclude = exclude_ids[row] if exclude_ids else None
             pairs = [
