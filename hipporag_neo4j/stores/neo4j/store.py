@@ -244,17 +244,13 @@ class Neo4jStore:
         ``DROP_BATCH`` with every relationship they have (SAME_AS links included; your nodes stay), its
         metadata node last (an interrupted drop is finished by running it again), then the vector indexes
         of its dimension when no other namespace records that dimension. Closes the store."""
-        meta = self.meta()
-        state = self.reembed_state() if meta is not None else None
-        counts = self.stats()
-        if meta is None and not (counts.passages or counts.phrases or counts.facts):
+        counts = self.stats()  # with the metadata: schema version and dimension are None without it
+        recorded = counts.schema_version is not None
+        if not recorded and not (counts.passages or counts.phrases or counts.facts):
             self.close()
             return DropReport()
+        state = self.reembed_state() if recorded else None
         caps = self.capabilities()
-        for catalog in self._catalogs.values():  # this process's projections first (forgets them)
-            with contextlib.suppress(StoreError):
-                catalog.close()
-        self._catalogs = {}
         report = DropReport(removed=counts)
         if caps.gds_version is not None:
             prefix = namespace_prefix(self.database, self.namespace)
@@ -270,7 +266,7 @@ class Neo4jStore:
             if not rows or not int(rows[0]["deleted"]):
                 break
         self.runner.write(lambda tx: tx.run("drop_namespace_meta", namespace=self.namespace))
-        dims = {meta.embedding_dim} if meta is not None else set()
+        dims = {counts.embedding_dim} if counts.embedding_dim is not None else set()
         if state is not None:
             dims.add(state.embedding_dim)
         report.vector_index_dims_dropped = sorted(
