@@ -37,7 +37,7 @@ from hipporag_neo4j.retrieval.fusion import min_max, mix
 from hipporag_neo4j.retrieval.hipporag2 import FactFilter, HippoRAG2Run, retrieve_hipporag2
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
-from hipporag_neo4j.stores.base import GraphJoin, GraphStore, Matrix, PassageScore, Vector
+from hipporag_neo4j.stores.base import GraphJoin, GraphStore, Matrix, PassageScore, PhraseHit, Vector
 from hipporag_neo4j.text import normalize_phrase
 
 log = logging.getLogger(__name__)
@@ -136,32 +136,27 @@ class Retriever:
             linked_ids = {item.phrase_id for item in linked}
             seen_entities = {normalize_phrase(n) for n in names}
             linked.extend(
-                LinkedPhrase(
-                    query_entity=hit.name,
-                    phrase_id=hit.id,
-                    phrase=hit.name,
-                    similarity=1.0,
-                    weight=self._weight(hit.passage_count),
-                )
+                self._verbatim_link(hit)
                 for hit in phrases_in_query(self.store, query, names_only=self.match_graph_phrases == "names")
                 if hit.id not in linked_ids and hit.name not in seen_entities
             )
         timings["link"] = time.perf_counter() - t
         return linked
 
+    def _verbatim_link(self, hit: PhraseHit) -> LinkedPhrase:
+        """A graph phrase found verbatim in the query, as the link of itself (similarity 1)."""
+        return LinkedPhrase(
+            query_entity=hit.name,
+            phrase_id=hit.id,
+            phrase=hit.name,
+            similarity=1.0,
+            weight=self._weight(hit.passage_count),
+        )
+
     def _query_phrase_links(self, query: str, timings: dict[str, float]) -> list[LinkedPhrase]:
         """The graph phrases found verbatim in the query, as links (no NER, no encoding)."""
         t = time.perf_counter()
-        linked = [
-            LinkedPhrase(
-                query_entity=hit.name,
-                phrase_id=hit.id,
-                phrase=hit.name,
-                similarity=1.0,
-                weight=self._weight(hit.passage_count),
-            )
-            for hit in phrases_in_query(self.store, query)
-        ]
+        linked = [self._verbatim_link(hit) for hit in phrases_in_query(self.store, query)]
         timings["link"] = time.perf_counter() - t
         return linked
 
