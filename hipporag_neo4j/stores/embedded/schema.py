@@ -118,17 +118,6 @@ FROM states s JOIN facts f ON f.key = s.fact_key
 GROUP BY f.subject_key, f.object_key
 """
 
-# The snapshot sums parallel edges in the order they come (a relation and a synonym edge between the same
-# phrases, in both directions): the edge lists keep version 1's order, by text ids, so its sums are
-# bit-identical.
-
-#: (subject id, object id, weight) per related pair of phrases, by subject id then object id
-RELATION_EDGES = f"""
-SELECT a.id, b.id, e.weight
-FROM ({RELATION_KEY_EDGES}) e JOIN phrases a ON a.key = e.subject_key JOIN phrases b ON b.key = e.object_key
-ORDER BY a.id, b.id
-"""
-
 #: the snapshot's reads: integer keys (mapped to positions by the rows' key order)
 MENTION_KEYS = "SELECT passage_key, phrase_key, count FROM mentions"
 SYNONYM_KEYS = "SELECT source_key, target_key, score FROM synonyms"
@@ -211,7 +200,7 @@ JOIN phrases a ON a.key = f.subject_key JOIN phrases b ON b.key = f.object_key
 WHERE s.passage_key > ?
 GROUP BY f.subject_key, f.object_key
 """
-#: Whether a (subject, object) pair had a relation edge before the delta (a row of RELATION_EDGES);
+#: Whether a (subject, object) pair had a relation edge before the delta (a row of RELATION_KEY_EDGES);
 #: asked only for pairs whose phrases were already joined in the snapshot. Parameters: the two text ids.
 RELATION_PAIR_BEFORE = """
 SELECT 1 FROM facts f JOIN states st ON st.fact_key = f.key

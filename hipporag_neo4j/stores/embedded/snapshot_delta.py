@@ -30,7 +30,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from hipporag_neo4j.stores.embedded import schema
-from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot, PhraseIndex, _compact
+from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot, PhraseIndex, _compact, blob_to_matrix
 from hipporag_neo4j.stores.embedded.snapshot_files import Appended
 
 ROWIDS = "rowids"  # manifest key: {"phrases": int, "passages": int, "facts": int} the snapshot was built from
@@ -71,12 +71,6 @@ class Update:
     arrays: dict[str, npt.NDArray[Any]]
     appended: dict[str, Appended]
     extra: dict[str, Any]
-
-
-def _vectors(rows: list[Any], dim: int) -> npt.NDArray[np.float32]:
-    if not rows:
-        return np.zeros((0, dim), dtype=np.float32)
-    return np.frombuffer(b"".join(r[-1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
 
 
 def brought_forward(
@@ -148,9 +142,13 @@ def brought_forward(
     extra[ROWIDS] = read_rowids(conn)
     vector_files = {name: spec["data"] for name, spec in manifest["files"].items() if "data" in spec}
     appended = {
-        "phrase_vectors": Appended(_vectors(new_phrases, dim), vector_files["phrase_vectors"], n_old),
+        "phrase_vectors": Appended(
+            blob_to_matrix([r[-1] for r in new_phrases], dim), vector_files["phrase_vectors"], n_old
+        ),
         "passage_vectors": Appended(
-            _vectors(new_passages, dim), vector_files["passage_vectors"], n_old_passages
+            blob_to_matrix([r[-1] for r in new_passages], dim),
+            vector_files["passage_vectors"],
+            n_old_passages,
         ),
     }
     return Update(arrays, appended, extra)
@@ -182,7 +180,7 @@ def _adjacency(
     n_new_relation = 0
     for subject_id, object_id, weight in relation:
         i, j = position(subject_id), position(object_id)
-        # a RELATION_EDGES row (self-loops included) is new unless its phrases were joined before and
+        # a RELATION_KEY_EDGES row (self-loops included) is new unless its phrases were joined before and
         # a passage before the delta states it
         # (a self-loop is no graph entry: always asked)
         joined = i < n_old and j < n_old and (i == j or _entry(old, i, j) is not None)
