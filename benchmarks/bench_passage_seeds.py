@@ -54,14 +54,14 @@ DATASETS = {
     "hotpotqa": (HOTPOTQA / "hotpotqa_corpus994.json", HOTPOTQA / "hotpotqa_dev50.json", None),
 }
 METRICS = ("R@2", "R@5", "AR@5")
-Weights = Callable[[list[PassageScore], int, int, float], dict[str, float]]
+Weights = Callable[[list[PassageScore], int, float], dict[str, float]]
 
 
 def former_rule(top_n: int, rule: Weights) -> Weights:
     """The rule before: every passage's range (the store returns all of them), then the best top_n."""
 
-    def weights(dense: list[PassageScore], seeded: int, n_passages: int, weight: float) -> dict[str, float]:
-        every = rule(dense, seeded, n_passages, weight)
+    def weights(dense: list[PassageScore], seeded: int, weight: float) -> dict[str, float]:
+        every = rule(dense, seeded, weight)
         return dict(list(every.items())[:top_n])
 
     return weights

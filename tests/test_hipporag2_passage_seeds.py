@@ -43,7 +43,7 @@ def test_every_passage_is_seeded_up_to_the_threshold_and_the_best_n_beyond() -> 
 
 def test_with_every_passage_the_weights_are_the_min_max_of_all_of_them() -> None:
     dense = scores(0.61, 0.5, 0.43, 0.2, -0.07)
-    weights = passage_seed_weights(dense, 5, 5, 0.05)
+    weights = passage_seed_weights(dense, 5, 0.05)
     expected = {k: v * 0.05 for k, v in min_max({p.passage_id: p.score for p in dense}).items() if v > 0}
     assert weights == expected  # bit for bit: HippoRAG 2's rule as before
     assert "p4" not in weights  # the lowest normalises to 0: not seeded
@@ -53,13 +53,13 @@ def test_with_every_passage_the_weights_are_the_min_max_of_all_of_them() -> None
 def test_the_best_n_are_normalised_over_the_n_plus_one_the_store_returned() -> None:
     # a store of 1,000 passages gives its best 4 (3 seeded + the floor)
     dense = scores(0.9, 0.7, 0.5, 0.4)
-    weights = passage_seed_weights(dense, 3, 1000, 1.0)
+    weights = passage_seed_weights(dense, 3, 1.0)
     assert weights == pytest.approx({"p0": 1.0, "p1": 0.6, "p2": 0.2})
     assert min(weights.values()) > 0  # the weakest seed keeps a weight: the floor is the one after it
     # all equal: each scores 1 when positive, none when not
-    assert passage_seed_weights(scores(0.3, 0.3, 0.3), 2, 1000, 0.05) == {"p0": 0.05, "p1": 0.05}
-    assert passage_seed_weights(scores(-0.1, -0.1), 1, 1000, 0.05) == {}
-    assert passage_seed_weights([], 3, 1000, 0.05) == {}
+    assert passage_seed_weights(scores(0.3, 0.3, 0.3), 2, 0.05) == {"p0": 0.05, "p1": 0.05}
+    assert passage_seed_weights(scores(-0.1, -0.1), 1, 0.05) == {}
+    assert passage_seed_weights([], 3, 0.05) == {}
 
 
 class Spy:

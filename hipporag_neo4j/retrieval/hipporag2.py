@@ -103,22 +103,16 @@ def passage_seed_count(settings: RetrievalSettings, n_passages: int) -> int:
     return n_passages if top_n is None else min(top_n, n_passages)
 
 
-def passage_seed_weights(
-    dense: list[PassageScore], seeded: int, n_passages: int, weight: float
-) -> dict[str, float]:
+def passage_seed_weights(dense: list[PassageScore], seeded: int, weight: float) -> dict[str, float]:
     """Reset weights of the best ``seeded`` passages of ``dense`` (best first): each min-max normalised
     x ``weight``, zeros dropped. When ``dense`` holds every passage the range is theirs (HippoRAG 2's
     rule); otherwise it is the range of the ``dense`` rows given (the best ``seeded`` and at least one
     more, whose score is the floor), so the weakest seed keeps a positive weight."""
-    if not dense or seeded <= 0:
+    if seeded <= 0:
         return {}
-    top = dense[0].score
-    low = dense[-1].score if len(dense) < n_passages else min(p.score for p in dense)
-    best = dense[:seeded]
-    if top <= low:  # all equal: each scores 1 when positive (fusion.min_max)
-        return {p.passage_id: weight for p in best} if top > 0 else {}
-    normalised = ((p.passage_id, (p.score - low) / (top - low)) for p in best)
-    return {pid: v * weight for pid, v in normalised if v > 0}
+    normalised = min_max({p.passage_id: p.score for p in dense})  # over the rows given, as said above
+    best = (p.passage_id for p in dense[:seeded])
+    return {pid: normalised[pid] * weight for pid in best if normalised[pid] > 0}
 
 
 def retrieve_hipporag2(
@@ -186,7 +180,7 @@ def retrieve_hipporag2(
         notes.append(f"{reason} and no query entity linked: ranked by dense retrieval")
         return HippoRAG2Run(dense_raw, {}, dense_raw, facts_explained, [], 0, True, notes)
 
-    passage_seeds = passage_seed_weights(dense, seeded, n_passages, s.passage_node_weight)
+    passage_seeds = passage_seed_weights(dense, seeded, s.passage_node_weight)
 
     t = time.perf_counter()
     walked = store.passage_node_scores(
