@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphStore, PassageScore, Vector
+from hipporag_neo4j.text import normalize_phrase
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +117,40 @@ def passage_seed_weights(dense: list[PassageScore], seeded: int, weight: float) 
     return {pid: normalised[pid] * weight for pid in best if normalised[pid] > 0}
 
 
+#: a passage the question names is looked for among dense retrieval's best this many (its title is read)
+TITLE_CANDIDATES = 100
+_LEADING_ARTICLE = re.compile(r"^(the|a|an) ", re.IGNORECASE)
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def title_key(title: str) -> str:
+    """A title as the phrase that names it: without a trailing disambiguation ("Twins (group)") and a
+    leading article ("The Brisbane Institute"), normalised as phrases are."""
+    core = _DISAMBIGUATION.sub("", title).strip() or title
+    return normalize_phrase(_LEADING_ARTICLE.sub("", core.strip()))
+
+
+def named_passage_seeds(
+    store: GraphStore, dense: list[PassageScore], links: list[LinkedPhrase], how: str, passage_weight: float
+) -> dict[str, float]:
+    """Reset weights for the passages whose title is a phrase a query entity links to (among dense's best
+    :data:`TITLE_CANDIDATES`): the question names them. ``how``: ``phrase`` gives each the weight of its
+    phrase's seed, ``passage`` the weight of dense's best passage (``passage_weight``)."""
+    by_phrase: dict[str, float] = {}
+    for link in links:
+        key = title_key(link.phrase)
+        by_phrase[key] = max(by_phrase.get(key, 0.0), link.weight)
+    if not by_phrase:
+        return {}
+    candidates = [p.passage_id for p in dense[:TITLE_CANDIDATES]]
+    named: dict[str, float] = {}
+    for pid, passage in store.get_passages(candidates).items():
+        weight = by_phrase.get(title_key(passage.title)) if passage.title else None
+        if weight is not None:
+            named[pid] = weight if how == "phrase" else passage_weight
+    return named
+
+
 def retrieve_hipporag2(
     store: GraphStore,
     query: str,
@@ -181,6 +217,11 @@ def retrieve_hipporag2(
         return HippoRAG2Run(dense_raw, {}, dense_raw, facts_explained, [], 0, True, notes)
 
     passage_seeds = passage_seed_weights(dense, seeded, s.passage_node_weight)
+    if s.title_seeds != "off" and entity_links:
+        for pid, weight in named_passage_seeds(
+            store, dense, entity_links, s.title_seeds, s.passage_node_weight
+        ).items():
+            passage_seeds[pid] = passage_seeds.get(pid, 0.0) + weight
 
     t = time.perf_counter()
     walked = store.passage_node_scores(
