@@ -47,7 +47,7 @@ from bench_vs_hipporag2 import (
     subset_openie,
     worker_env,
 )
-from common import (
+from harness import (
     OPENIE_FILE,
     QUESTIONS_FILE,
     latency_summary,

@@ -36,13 +36,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common  # noqa: F401  (puts the repository on sys.path)
+import harness  # noqa: F401  (puts the repository on sys.path)
 
 if "--code" in sys.argv:  # a worker measuring another version of the package
     sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1])
 
 import numpy as np
-from common import REPO, latency_summary, load_average, md_header, md_table, run_header, write_results
+from harness import REPO, latency_summary, load_average, md_header, md_table, run_header, write_results
 
 DIM = 384
 STAGES = ("query_ner", "encode", "link", "fact_search", "dense_search", "ppr_and_aggregation", "other")
@@ -366,7 +366,7 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
-    from common import RESULTS
+    from harness import RESULTS
 
     if args.render_only:
         data = json.loads((RESULTS / f"{args.stem}.json").read_text())

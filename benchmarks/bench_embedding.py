@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 import numpy as np
-from common import (
+from harness import (
     OPENIE_FILE,
     QUESTIONS_FILE,
     latency_summary,

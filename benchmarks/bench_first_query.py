@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import common  # noqa: F401  (puts the repository on sys.path)
+import harness  # noqa: F401  (puts the repository on sys.path)
 
 if "--code" in sys.argv:  # a child measuring another version of the package (--baseline-code)
     sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1])
@@ -38,7 +38,7 @@ if "--code" in sys.argv:  # a child measuring another version of the package (--
 import numpy as np
 from bench_open import BATCH, DIM, PER, batch_records, ensure_store
 from bench_scale import MODEL, NamedEntities, RandomEmbedder, phrase_name
-from common import REPO, load_average, md_header, md_table, run_header, write_results
+from harness import REPO, load_average, md_header, md_table, run_header, write_results
 
 
 def _query(store: Any, phrases: int) -> tuple[list[str], float]:

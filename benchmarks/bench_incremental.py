@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import (
+from harness import (
     OPENIE_FILE,
     load_average,
     machine_info,

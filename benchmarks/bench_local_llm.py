@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO, RESULTS, git_commit, load_average, md_header, md_table, run_header, write_results
+from harness import REPO, RESULTS, git_commit, load_average, md_header, md_table, run_header, write_results
 
 from hipporag_neo4j.errors import LLMOutputError
 from hipporag_neo4j.extraction.base import clean_entities

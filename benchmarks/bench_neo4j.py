@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from common import load_average, run_header  # noqa: E402
+from harness import load_average, run_header  # noqa: E402
 
 from hipporag_neo4j.extraction.recorded import RecordedPassage, load_recorded_extraction  # noqa: E402
 from hipporag_neo4j.settings import Neo4jSettings, load_settings  # noqa: E402

@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from common import (
+from harness import (
     OPENIE_FILE,
     QUESTIONS_FILE,
     latency_summary,

@@ -35,14 +35,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import common  # noqa: F401  (puts the repository on sys.path)
+import harness  # noqa: F401  (puts the repository on sys.path)
 
 if "--code" in sys.argv:  # a child measuring another version of the package (--baseline-code)
     sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1])
 
 import numpy as np
 from bench_scale import MODEL, NamedEntities, RandomEmbedder, build, phrase_name, unit_vectors
-from common import REPO, RESULTS, load_average, md_header, md_table, run_header, write_results
+from harness import REPO, RESULTS, load_average, md_header, md_table, run_header, write_results
 
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import (
+from harness import (
     MUSIQUE,
     OPENIE_FILE,
     load_average,

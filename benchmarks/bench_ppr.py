@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
-from common import latency_summary, load_average, md_header, md_table, run_header, write_results
+from harness import latency_summary, load_average, md_header, md_table, run_header, write_results
 
 from hipporag_neo4j import ppr
 

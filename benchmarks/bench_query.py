@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import (
+from harness import (
     OPENIE_FILE,
     QUESTIONS_FILE,
     latency_summary,

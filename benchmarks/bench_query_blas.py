@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from bench_vs_hipporag2 import Server, load_gold
-from common import latency_summary, load_average, md_header, md_table, run_header, write_results
+from harness import latency_summary, load_average, md_header, md_table, run_header, write_results
 
 SYSTEMS = ("ours-default", "ours-default-blas1")
 STAGES = ("encode", "query_ner", "fact_search", "link", "dense_search", "ppr_and_aggregation", "total")

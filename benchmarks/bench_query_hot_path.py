@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import (
+from harness import (
     MUSIQUE,
     OPENIE_FILE,
     latency_summary,

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import (
+from harness import (
     MUSIQUE,
     QUESTIONS_FILE,
     latency_summary,

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from common import RssSampler, load_average, md_header, md_table, rss_mib, run_header, write_results
+from harness import RssSampler, load_average, md_header, md_table, rss_mib, run_header, write_results
 
 from hipporag_neo4j.stores.embedded.knn import DEFAULT_BUDGET_BYTES, nearest_rows
 

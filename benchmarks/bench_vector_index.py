@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import (
+from harness import (
     MUSIQUE,
     RESULTS,
     latency_summary,

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-from common import (
+from harness import (
     MUSIQUE,
     OPENIE_FILE,
     QUESTIONS_FILE,

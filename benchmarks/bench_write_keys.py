@@ -34,7 +34,7 @@ import numpy as np
 from bench_open import BATCH, DIM, PER, batch_records, ensure_store
 from bench_scale import MODEL
 from bench_write_pages import page_owners, wal_pages
-from common import REPO, load_average, md_header, md_table, run_header, write_results
+from harness import REPO, load_average, md_header, md_table, run_header, write_results
 
 
 # --- child -------------------------------------------------------------------------------------------

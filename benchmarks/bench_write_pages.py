@@ -21,11 +21,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import common  # noqa: F401  (puts the repository on sys.path)
+import harness  # noqa: F401  (puts the repository on sys.path)
 import numpy as np
 from bench_open import BATCH, PER, batch_records, ensure_store
 from bench_scale import MODEL
-from common import load_average, md_header, md_table, run_header, write_results
+from harness import load_average, md_header, md_table, run_header, write_results
 
 DIM = 384
 

@@ -21,7 +21,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-from common import RESULTS
+from harness import RESULTS
 
 SCALE_QUERY_OPS = {
     "ppr_kernel": "PPR kernel (scipy)",
