@@ -1,4 +1,4 @@
-"""The one harness of every benchmark suite: machine facts, load, memory, timing, the comparison protocol, output.
+"""The one harness of every benchmark suite: machine, load, memory, timing, the comparison protocol, output.
 
 Benchmarks are scripts, not tests. Each result file records, next to its numbers, the command that made
 it, the date, commit, machine (CPU model, cores, RAM, library versions) and the load average before and
