@@ -173,7 +173,7 @@ def worker_command(
             *(["--passages", str(args.passages)] if args.passages and command == "index" else []),
         ]
     openie = work / "openie_subset.json" if args.passages else OPENIE_FILE
-    if system == "plain-encode":  # the reference encode of bench_default_install.py
+    if system == "plain-encode":  # the reference encode of the speed suite (bench_speed.py)
         return [
             sys.executable,
             str(HERE / "vs_hipporag2_ours.py"),
