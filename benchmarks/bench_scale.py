@@ -69,6 +69,7 @@ from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactRecord, Matrix, PassageRecord, PhraseRecord, SynonymEdge
 from hipporag_neo4j.stores.embedded import EmbeddedStore
+from hipporag_neo4j.stores.embedded.vector_index import VectorSearch
 from hipporag_neo4j.text import fact_text, make_fact_id, make_passage_id, make_phrase_id
 
 MODEL = "random-unit-vectors"
@@ -254,12 +255,12 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     if reuse is not None and (reuse / "graph.sqlite").is_file():
         path = reuse  # built by an earlier run with the same parameters: measure load and queries only
         out["reused_store"] = str(path)
-        store = EmbeddedStore(path)
+        store = EmbeddedStore(path, vector_search=VectorSearch(mode=args.vector_search))
         store.open(MODEL, args.dim)
     else:
         path = Path(tempfile.mkdtemp(prefix=f"hipporag-scale-{args.phrases}-", dir=args.workdir))
         out["store_path"] = str(path)
-        store = EmbeddedStore(path)
+        store = EmbeddedStore(path, vector_search=VectorSearch(mode=args.vector_search))
         store.open(MODEL, args.dim)
         t = time.perf_counter()
         times, per_batch = build(store, args, rng)
@@ -283,7 +284,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     store.close()
     out["store_on_disk_mib"] = round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
 
-    store = EmbeddedStore(path)  # cold: a fresh object loads everything from SQLite
+    store = EmbeddedStore(
+        path, vector_search=VectorSearch(mode=args.vector_search)
+    )  # cold: loads from SQLite
     store.open(MODEL, args.dim)
     load: dict[str, float] = {}
     rss0 = rss_mib()
@@ -415,6 +418,7 @@ def run_child(size: int, args: argparse.Namespace) -> dict[str, Any]:
         "workdir",
         "writes",
         "synonym_threshold",
+        "vector_search",
     ):
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     if args.reuse_store:
@@ -652,6 +656,12 @@ def main() -> None:
         help="embedded facts per phrase (the first round(R x phrases per passage) facts of each passage)",
     )
     parser.add_argument("--synonym-threshold", type=float, default=0.8)
+    parser.add_argument(
+        "--vector-search",
+        choices=("auto", "exact", "approximate"),
+        default="auto",
+        help="the store's vector search (store.vector_search): auto uses the IVF index from 200k rows",
+    )
     parser.add_argument("--batch", type=int, default=256, help="passages per write_passages call")
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument(
@@ -699,6 +709,7 @@ def main() -> None:
             "batch",
             "queries",
             "writes",
+            "vector_search",
             "seed",
             "timeout",
         )
