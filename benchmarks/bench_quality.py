@@ -53,7 +53,7 @@ for _path in (REPO, REPO / "benchmarks"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from harness import command  # noqa: E402  (benchmarks/ is not a package)
+from harness import command, cpu_model  # noqa: E402  (benchmarks/ is not a package)
 
 #: Reference points (percent) from the issues, for comparison; not measured here.
 REFERENCES: dict[str, list[dict[str, Any]]] = {"hotpotqa": [], "musique-offline": []}
@@ -173,7 +173,8 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
         "",
         f"- command: `{payload['command']}`",
         f"- date: {payload['created']}; commit: {describe_commit(git)}",
-        f"- machine: {machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']},"
+        f"- machine: {payload.get('cpu_model', '?')}, {machine['platform']}, {machine['cpu_count']} CPUs, "
+        f"Python {machine['python']},"
         f" torch {machine['torch']} ({payload['torch_threads']} threads), numpy {machine['numpy']};"
         f" load average before/after {payload['load_before']} / {machine['load_average_1_5_15min']}",
         f"- data: {payload['n_questions']} questions ({data['questions']}), {payload['n_corpus']} passages"
@@ -318,6 +319,7 @@ def main(argv: list[str] | None = None) -> None:
                 extra={
                     "git": git_at_start,
                     "load_before": load_before,
+                    "cpu_model": cpu_model(),
                     "torch_threads": torch.get_num_threads(),
                     "query_ner": "spacy",
                     "dataset": args.dataset,
