@@ -201,7 +201,11 @@ def per_round_ratios(builds: list[dict[str, Any]], system: str, baseline: str, k
 
 def markdown(data: dict[str, Any]) -> str:
     builds = data.get("builds", [])
-    lines = [md_header("The default install, side by side (MuSiQue)", data)]
+    lines = [
+        md_header(
+            "Speed: index and query per stage, against the torch path and a plain encode (MuSiQue)", data
+        )
+    ]
     if builds:
         lines += [
             f"## Index build ({data['passages']} passages, published OpenIE, {data['threads']} threads)",
