@@ -38,9 +38,9 @@ from common import (
     write_results,
 )
 
-from hipporag_neo4j.embedding import SentenceTransformerEmbedder, create_embedder
+from hipporag_neo4j.common.text import fact_text
+from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder, create_embedder
 from hipporag_neo4j.settings import EmbeddingSettings
-from hipporag_neo4j.text import fact_text
 
 
 def texts_by_kind(stride: int, sample: int) -> dict[str, list[str]]:

@@ -41,7 +41,7 @@ from common import (
 )
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.embedding import Embedder, create_embedder
+from hipporag_neo4j.embedding.encoder import Embedder, create_embedder
 from hipporag_neo4j.models import IndexReport
 from hipporag_neo4j.settings import load_settings
 

@@ -48,11 +48,11 @@ from common import (
 )
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.embedding import Embedder, create_embedder
+from hipporag_neo4j.common.text import fact_text, normalize_phrase, passage_content
+from hipporag_neo4j.embedding.encoder import Embedder, create_embedder
 from hipporag_neo4j.extraction.recorded import RecordedExtraction, load_recorded_extraction
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.base import Matrix
-from hipporag_neo4j.text import fact_text, normalize_phrase, passage_content
 
 REFERENCE = {
     "total_s": 200.0,

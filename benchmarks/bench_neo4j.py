@@ -46,12 +46,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from common import load_average, run_header  # noqa: E402
 
+from hipporag_neo4j.common.text import fact_text, make_fact_id, make_phrase_id, normalize_phrase  # noqa: E402
 from hipporag_neo4j.extraction.recorded import RecordedPassage, load_recorded_extraction  # noqa: E402
 from hipporag_neo4j.settings import Neo4jSettings, load_settings  # noqa: E402
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge  # noqa: E402
 from hipporag_neo4j.stores.neo4j import Neo4jStore  # noqa: E402
 from hipporag_neo4j.stores.neo4j.writer import CypherTransaction  # noqa: E402
-from hipporag_neo4j.text import fact_text, make_fact_id, make_phrase_id, normalize_phrase  # noqa: E402
 
 MUSIQUE = REPO.parent / "shared" / "data" / "musique"
 OPENIE = MUSIQUE / "openie_musique_corpus1890_gpt-3.5-turbo-1106.json"
@@ -78,7 +78,7 @@ class HashVectors:
 def make_embedder(kind: str, dim: int) -> Any:
     if kind == "hash":
         return HashVectors(dim)
-    from hipporag_neo4j.embedding import SentenceTransformerEmbedder
+    from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder("all-MiniLM-L6-v2")
 

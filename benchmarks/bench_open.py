@@ -44,9 +44,9 @@ import numpy as np
 from bench_scale import MODEL, NamedEntities, RandomEmbedder, build, phrase_name, unit_vectors
 from common import REPO, RESULTS, load_average, md_header, md_table, run_header, write_results
 
+from hipporag_neo4j.common.text import fact_text, make_fact_id, make_passage_id, make_phrase_id
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge
-from hipporag_neo4j.text import fact_text, make_fact_id, make_passage_id, make_phrase_id
 
 DIM = 384
 PER = 8  # phrases per passage

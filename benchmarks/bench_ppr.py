@@ -29,7 +29,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 from common import latency_summary, load_average, md_header, md_table, run_header, write_results
 
-from hipporag_neo4j import ppr
+from hipporag_neo4j.graph import ppr
 
 DAMPING = 0.5
 TOLERANCE = 1e-8

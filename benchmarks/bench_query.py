@@ -43,8 +43,8 @@ from common import (
     write_results,
 )
 
-from hipporag_neo4j import ppr
 from hipporag_neo4j.api import HippoRAG
+from hipporag_neo4j.graph import ppr
 from hipporag_neo4j.settings import load_settings
 
 REFERENCE = {

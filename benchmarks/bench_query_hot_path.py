@@ -41,7 +41,7 @@ from common import (
 )
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.embedding import create_embedder
+from hipporag_neo4j.embedding.encoder import create_embedder
 from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
 from hipporag_neo4j.evaluation.runner import index_corpus, run_evaluation
 from hipporag_neo4j.settings import RetrievalSettings, load_settings

@@ -80,7 +80,7 @@ def time_ner(qs: dict[str, list[str]], passes: int, encode: bool = False) -> dic
     ners = {"full": SpacyQueryNER(pipeline="full"), "auto": SpacyQueryNER()}
     embedder = None
     if encode:
-        from hipporag_neo4j.embedding import create_embedder
+        from hipporag_neo4j.embedding.encoder import create_embedder
 
         embedder = create_embedder(load_settings({}, env_file=None).embedding)
         embedder.encode(["warm up question about Paris", "Paris"])

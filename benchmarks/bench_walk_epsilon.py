@@ -21,7 +21,7 @@ import numpy as np
 from bench_scale import MODEL, unit_vectors
 from common import load_average, md_header, md_table, run_header, write_results
 
-from hipporag_neo4j.ppr import forward_push
+from hipporag_neo4j.graph.ppr import forward_push
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 
 

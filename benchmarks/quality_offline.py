@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     load_before = [round(x, 2) for x in os.getloadavg()]
 
     from hipporag_neo4j.api import HippoRAG
-    from hipporag_neo4j.embedding import SentenceTransformerEmbedder
+    from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder
     from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
     from hipporag_neo4j.evaluation.report import git_info, machine_info
     from hipporag_neo4j.evaluation.runner import index_corpus, run_evaluation

@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(args.torch_threads)
 
     from hipporag_neo4j.api import HippoRAG
-    from hipporag_neo4j.embedding import SentenceTransformerEmbedder
+    from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder
     from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
     from hipporag_neo4j.evaluation.report import git_info, machine_info, write_json
     from hipporag_neo4j.evaluation.runner import index_corpus
