@@ -27,6 +27,7 @@ from typing import Any
 
 from harness import REPO, RESULTS, git_commit, load_average, md_header, md_table, run_header, write_results
 
+from hipporag_neo4j.common.text import passage_content
 from hipporag_neo4j.errors import LLMOutputError
 from hipporag_neo4j.extraction.base import clean_entities
 from hipporag_neo4j.extraction.llm_extractor import LLMExtractor
@@ -39,7 +40,6 @@ from hipporag_neo4j.llm.local_server import MODEL_ALIAS, LocalLLMServer
 from hipporag_neo4j.llm.structured import NAMED_ENTITIES, TRIPLES
 from hipporag_neo4j.models import Extraction, Passage
 from hipporag_neo4j.settings import LLMSettings
-from hipporag_neo4j.text import passage_content
 
 DEV50 = REPO.parent / "shared" / "data" / "hotpotqa" / "hotpotqa_dev50.json"
 JUDGEMENT = RESULTS / "local_llm_hotpotqa_judgement.json"

@@ -54,7 +54,7 @@ from harness import (
 )
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.embedding import create_embedder
+from hipporag_neo4j.embedding.encoder import create_embedder
 from hipporag_neo4j.extraction.recorded import load_recorded_extraction
 from hipporag_neo4j.settings import Settings, load_settings
 

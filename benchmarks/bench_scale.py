@@ -23,7 +23,7 @@ Synthetic graph for N phrases (defaults; all are options):
 
 Measured per size: build (record generation apart from store time), snapshot load (phrase index and CSR
 graph, cold, in a fresh store object), memory, and per query: ``personalized_pagerank``, the raw scipy
-kernel (``hipporag_neo4j.ppr``), one sparse mat-vec, ``graph_passage_scores`` (with the retriever's
+kernel (``hipporag_neo4j.graph.ppr``), one sparse mat-vec, ``graph_passage_scores`` (with the retriever's
 candidate pool and with top 5), ``nearest_phrases`` (linking: 2 vectors; synonym search: 512 vectors),
 ``dense_passage_scores`` and ``Retriever.retrieve`` end to end in every mode (random-vector embedder,
 query NER that names two graph phrases, so no model time is included); then, ``--writes`` times, one
@@ -63,14 +63,14 @@ from harness import (
     write_results,
 )
 
-from hipporag_neo4j import ppr
+from hipporag_neo4j.common.text import fact_text, make_fact_id, make_passage_id, make_phrase_id
+from hipporag_neo4j.graph import ppr
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactRecord, Matrix, PassageRecord, PhraseRecord, SynonymEdge
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 from hipporag_neo4j.stores.embedded.vector_index import VectorSearch
-from hipporag_neo4j.text import fact_text, make_fact_id, make_passage_id, make_phrase_id
 
 MODEL = "random-unit-vectors"
 

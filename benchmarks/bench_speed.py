@@ -376,7 +376,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 [
                     sys.executable,
                     "-c",
-                    "from hipporag_neo4j.embedding import create_embedder;"
+                    "from hipporag_neo4j.embedding.encoder import create_embedder;"
                     "from hipporag_neo4j.settings import EmbeddingSettings;"
                     "create_embedder(EmbeddingSettings()).dimension",
                 ],

@@ -132,7 +132,7 @@ def _plain_model(threads: int) -> Any:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from hipporag_neo4j.embedding import SentenceTransformerEmbedder
+    from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder
 
     torch.set_num_threads(threads)
     return SentenceTransformer(SentenceTransformerEmbedder("all-MiniLM-L6-v2")._resolve(), device="cpu")
@@ -140,7 +140,7 @@ def _plain_model(threads: int) -> Any:
 
 def plain_texts(openie: Path) -> list[str]:
     """What an index build embeds: each passage (title + text), each distinct phrase and fact."""
-    from hipporag_neo4j.text import fact_text
+    from hipporag_neo4j.common.text import fact_text
 
     docs = json.loads(openie.read_text())["docs"]
     phrases: dict[str, None] = {}

@@ -3,7 +3,7 @@
 Every problem is reported with its file (and record) and the rest is read: a file that is not UTF-8,
 binary or malformed, a record with a field of the wrong type, a path that does not exist. Files of other
 types found in a directory are listed as unsupported; hidden files and directories are left alone.
-Ids come from the source (see :mod:`hipporag_neo4j.passage_ids`).
+Ids come from the source (see :mod:`hipporag_neo4j.indexing.passage_ids`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from hipporag_neo4j.errors import InputError
+from hipporag_neo4j.indexing.passage_ids import source_key
 from hipporag_neo4j.models import PassageFailure, PassageInput
-from hipporag_neo4j.passage_ids import source_key
 
 SUPPORTED = {".json", ".jsonl", ".txt", ".md"}
 #: A Markdown file's first line as a level-1 heading (``# Title`` or ``# Title #``).

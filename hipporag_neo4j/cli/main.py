@@ -15,8 +15,12 @@ from typing import Any, TypeVar, get_args
 import click
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.aura_cli import aura_cmd
-from hipporag_neo4j.cli_support import (
+from hipporag_neo4j.cli.aura import aura_cmd
+from hipporag_neo4j.cli.evaluate import eval_cmd
+from hipporag_neo4j.cli.link import about_cmd, link_cmd, unlink_cmd
+from hipporag_neo4j.cli.mcp import mcp_cmd
+from hipporag_neo4j.cli.serve import serve_cmd
+from hipporag_neo4j.cli.support import (
     EXIT_ERROR,
     EXIT_PARTIAL,
     Context,
@@ -25,14 +29,10 @@ from hipporag_neo4j.cli_support import (
     plural,
     print_retrieval,
 )
-from hipporag_neo4j.evaluation.cli import eval_cmd
-from hipporag_neo4j.linking.cli import about_cmd, link_cmd, unlink_cmd
-from hipporag_neo4j.mcp_server.cli import mcp_cmd
-from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalStrategy
-from hipporag_neo4j.server.cli import serve_cmd
+from hipporag_neo4j.models import RETRIEVAL_MODES, IndexReport, RetrievalMode, RetrievalStrategy
 
 T = TypeVar("T")
-MODES = list(get_args(RetrievalMode))
+MODES = list(RETRIEVAL_MODES)
 STRATEGIES = list(get_args(RetrievalStrategy))
 
 
@@ -458,7 +458,7 @@ def reembed_cmd(ctx: Context) -> None:
 @click.pass_obj
 def doctor_cmd(ctx: Context) -> None:
     """What is configured and reachable: store, Neo4j/GDS, models, LLM."""
-    from hipporag_neo4j.doctor import print_doctor, run_doctor
+    from hipporag_neo4j.diagnostics.doctor import print_doctor, run_doctor
 
     with exit_on_error():
         report = run_doctor(ctx.settings())

@@ -15,9 +15,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from hipporag_neo4j.embedding_onnx import QUERY_BATCH, OnnxSentenceEmbedder
+from hipporag_neo4j.common.model_names import PACKAGED_MODELS, looks_like_path
+from hipporag_neo4j.embedding.onnx_backend import QUERY_BATCH, OnnxSentenceEmbedder
 from hipporag_neo4j.errors import ConfigError, EmbeddingError
-from hipporag_neo4j.model_names import PACKAGED_MODELS, looks_like_path
 from hipporag_neo4j.settings import EmbeddingSettings
 from hipporag_neo4j.stores.base import Matrix
 

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hipporag_neo4j.common.text import alnum_count
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.base import GraphStore, PhraseRecord, SynonymEdge
-from hipporag_neo4j.text import alnum_count
 
 PENDING_BATCH = 1024  # phrases per round: bounds the similarity matrix to 1024 x |phrases|
 

@@ -8,7 +8,7 @@ from typing import Literal
 
 import click
 
-from hipporag_neo4j.cli_support import Context, exit_on_error, require_store
+from hipporag_neo4j.cli.support import Context, exit_on_error, require_store
 from hipporag_neo4j.errors import ConfigError, HippoRAGError
 from hipporag_neo4j.service import KnowledgeService
 
@@ -45,7 +45,7 @@ def mcp_cmd(
 
     Over streamable HTTP, clients send the API key (HIPPORAG_SERVER__API_KEY) as a Bearer token.
     """
-    from hipporag_neo4j.server.cli import check_port, server_overrides
+    from hipporag_neo4j.cli.serve import check_port, server_overrides
 
     with exit_on_error():
         settings = ctx.settings(server_overrides(host, port, no_auth))

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from hipporag_neo4j.cli_support import Context, exit_on_error, require_store
+from hipporag_neo4j.cli.support import Context, exit_on_error, require_store
 from hipporag_neo4j.errors import ConfigError
 
 CREATE_HELP = "Start with an empty store when none exists yet (otherwise a missing store is refused)."

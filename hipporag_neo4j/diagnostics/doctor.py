@@ -119,7 +119,7 @@ def _aura(settings: Settings) -> tuple[str, str, dict[str, Any]]:
 
 
 def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:
-    from hipporag_neo4j.embedding import AutoSentenceEmbedder, create_embedder
+    from hipporag_neo4j.embedding.encoder import AutoSentenceEmbedder, create_embedder
 
     embedder = create_embedder(settings.embedding)
     dim = embedder.dimension

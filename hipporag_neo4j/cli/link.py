@@ -9,7 +9,7 @@ from typing import TypeVar
 import click
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.cli_support import Context, emit, exit_on_error, print_retrieval
+from hipporag_neo4j.cli.support import Context, emit, exit_on_error, print_retrieval
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ import click
 from hipporag_neo4j.errors import HippoRAGError
 
 if TYPE_CHECKING:
-    from hipporag_neo4j.cli_support import Context
+    from hipporag_neo4j.cli.support import Context
     from hipporag_neo4j.stores.neo4j import Neo4jStore
 
 EXIT_ERROR = 1

@@ -6,9 +6,10 @@ in a second transaction; the phrases still waiting for them are marked in the st
 transaction), and every run finishes that work first, so a crash between the two loses nothing.
 A passage whose extraction failed is reported and not stored, so the next run retries it.
 
-Identity (:mod:`hipporag_neo4j.passage_ids`): a passage id stored with the same content is skipped; with
-other content it is an update: the new version is indexed and the old one, with all only it supported,
-is removed just before the new one is written (if extracting the new version fails, the old one stays).
+Identity (:mod:`hipporag_neo4j.indexing.passage_ids`): a passage id stored with the same content is
+skipped; with other content it is an update: the new version is indexed and the old one, with all only
+it supported, is removed just before the new one is written (if extracting the new version fails, the
+old one stays).
 The same id twice in one input with different content keeps the first and reports the others as failed.
 """
 
@@ -24,13 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hipporag_neo4j.embedding import Embedder
-from hipporag_neo4j.extraction.base import Extractor
-from hipporag_neo4j.models import Extraction, IndexReport, Passage, PassageFailure, PassageInput
-from hipporag_neo4j.passage_ids import stored_versions
-from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord
-from hipporag_neo4j.synonyms import finish_pending_synonyms
-from hipporag_neo4j.text import (
+from hipporag_neo4j.common.text import (
     fact_text,
     make_fact_id,
     make_passage_id,
@@ -38,6 +33,12 @@ from hipporag_neo4j.text import (
     normalize_phrase,
     passage_content,
 )
+from hipporag_neo4j.embedding.encoder import Embedder
+from hipporag_neo4j.extraction.base import Extractor
+from hipporag_neo4j.indexing.passage_ids import stored_versions
+from hipporag_neo4j.indexing.synonyms import finish_pending_synonyms
+from hipporag_neo4j.models import Extraction, IndexReport, Passage, PassageFailure, PassageInput
+from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord
 
 #: (stage, done, total) -> None; stages: "extract", "embed", "write", "synonyms"
 ProgressCallback = Callable[[str, int, int], None]

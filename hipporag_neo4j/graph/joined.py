@@ -14,8 +14,18 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from hipporag_neo4j import ppr
-from hipporag_neo4j.linking.model import JoinEdges
+from hipporag_neo4j.graph import ppr
+
+
+@dataclass(frozen=True)
+class JoinEdges:
+    """What the joined walk adds to the knowledge graph (see ``stores.base.GraphJoin``):
+    the SAME_AS links and the chosen relationships touching linked nodes, as read from where they live.
+    ``version`` changes with every link, unlink and import (None: not tracked, do not cache)."""
+
+    version: int | None
+    same_as: list[tuple[str, str, float]]  # (phrase id, node id, link score)
+    edges: list[tuple[str, str]]  # (source node id, target node id), one per relationship
 
 
 @dataclass(frozen=True)

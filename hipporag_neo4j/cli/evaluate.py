@@ -12,15 +12,15 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import click
 
-from hipporag_neo4j.cli_support import EXIT_ERROR, EXIT_PARTIAL, Context
+from hipporag_neo4j.cli.support import EXIT_ERROR, EXIT_PARTIAL, Context
 from hipporag_neo4j.errors import HippoRAGError
-from hipporag_neo4j.models import RetrievalMode
+from hipporag_neo4j.models import RETRIEVAL_MODES
 
-MODES: tuple[str, ...] = ("dense", *(m for m in get_args(RetrievalMode) if m != "dense"))
+MODES: tuple[str, ...] = ("dense", *(m for m in RETRIEVAL_MODES if m != "dense"))
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 

@@ -1,7 +1,7 @@
 """What every command module shares: the global options' context, error handling, JSON output.
 
-The top-level group (:mod:`hipporag_neo4j.cli`) and the subcommands defined elsewhere
-(:mod:`hipporag_neo4j.evaluation.cli`, :mod:`hipporag_neo4j.server.cli`, ...) import this module, never
+The top-level group (:mod:`hipporag_neo4j.cli.main`) and the subcommands defined elsewhere
+(:mod:`hipporag_neo4j.cli.evaluate`, :mod:`hipporag_neo4j.cli.serve`, ...) import this module, never
 each other, so there is no import cycle between the CLI and its subcommands.
 """
 

@@ -107,7 +107,8 @@ def export_model(model_dir: Path, target: Path) -> None:
 
 
 class OnnxSentenceEmbedder:
-    """Same vectors as :class:`~hipporag_neo4j.embedding.SentenceTransformerEmbedder`, run by ONNX Runtime."""
+    """Same vectors as :class:`~hipporag_neo4j.embedding.encoder.SentenceTransformerEmbedder`, run by
+    ONNX Runtime."""
 
     def __init__(
         self,
