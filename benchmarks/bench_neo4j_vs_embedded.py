@@ -321,7 +321,7 @@ def markdown(data: dict[str, Any], modes: list[str]) -> str:
         f"Neo4j: `local` PPR engine, vector_search = {data['settings']['vector_search']}; "
         f"top {data['settings']['top_k']}; {data['triples']} OpenIE triples.\n"
     )
-    out.append("## Indexing from the published OpenIE (A B per round, encoder included)\n")
+    out.append("## Indexing from the published OpenIE (A B, B A ... per round, encoder included)\n")
     rows = []
     for a, b, ratio in zip(
         data["indexing"]["embedded"], data["indexing"]["neo4j"], data["indexing_ratio_per_round"], strict=True
@@ -357,7 +357,7 @@ def markdown(data: dict[str, Any], modes: list[str]) -> str:
         f"\nIndexing ratio Neo4j / embedded under the protocol (median of the per-round ratios, min-max; a "
         f"round at loads more than 1.0 apart dropped): **{ratio_cell(data['indexing_protocol'])}**.\n"
     )
-    out.append("## Warm queries (per question: embedded then Neo4j)\n")
+    out.append("## Warm queries (per question both stores, who goes first alternating)\n")
     rows = []
     for mode in modes:
         q = data["query"][mode]
