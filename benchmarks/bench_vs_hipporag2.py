@@ -8,8 +8,8 @@ with their spread, no ratio from fewer than two pairs).
    passages, phrases and facts, build the graph, synonym edges. Each build is a fresh subprocess into a
    fresh directory: HippoRAG 2 in its own venv (``vs_hipporag2_theirs.py``, the offline set-up of
    ``../shared/anchor``), ours into a fresh embedded store (``vs_hipporag2_ours.py``, ``index_openie`` plus
-   the CSR snapshot), with the torch backend and with ``embedding.backend=onnx``. Rounds run
-   theirs, ours-torch, ours-onnx, theirs, ... with the same thread count. Recorded per build: the index
+   the CSR snapshot), with the torch backend and with ``embedding.backend=onnx``. Rounds rotate who
+   goes first (theirs, ours; ours, theirs; ...), with the same thread count. Recorded per build: the index
    call's wall and CPU seconds (in the worker), the whole process's wall and CPU seconds
    (``resource.getrusage(RUSAGE_CHILDREN)``, so imports and model loading included), stage times, loads.
 2. **Query latency** without an LLM: each system loaded once (a server subprocess on the last build), then
@@ -309,7 +309,8 @@ def index_phase(
 ) -> list[dict[str, Any]]:
     """Appends to ``builds`` as it goes, so a stopped run still reports the builds it finished."""
     for round_no in range(args.first_round, args.first_round + args.rounds):
-        for system in args.systems:
+        rotation = (round_no - 1) % len(args.systems)  # who goes first rotates: A B, B A, ...
+        for system in args.systems[rotation:] + args.systems[:rotation]:
             print(f"round {round_no}: indexing with {system} ...", file=sys.stderr, flush=True)
             result = run_index(system, args, work, log)
             result["round"] = round_no
