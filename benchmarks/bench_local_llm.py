@@ -7,7 +7,7 @@ answer constrained by a JSON schema (``llm.structured_output=json_object_schema`
 and triples found, seconds, failures, answers cut at ``max_tokens``, and which JSON repairs each raw answer
 needed (read back from the LLM response cache).
 
-    python benchmarks/bench_local_llm.py [--passages 10] [--modes json_object_schema none]
+    python benchmarks/run.py quality-local-llm [--passages 10] [--modes json_object_schema none]
 
 Writes ``results/local_llm_hotpotqa.{json,md}``. A precision judgement made by reading the triples can be
 put in ``results/local_llm_hotpotqa_judgement.json`` (``{extractor: {title: {"correct", "total"}}}``); the
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO, RESULTS, git_commit, load_average, md_header, md_table, run_header, write_results
+from harness import REPO, RESULTS, git_commit, load_average, md_header, md_table, run_header, write_results
 
 from hipporag_neo4j.common.text import passage_content
 from hipporag_neo4j.errors import LLMOutputError

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -73,6 +74,7 @@ def index(store: Path, backend: str, threads: int, openie: Path) -> dict[str, An
         "index_wall_s": wall,
         "index_cpu_s": cpu,
         "model_load_s": model_load,
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "stages_s": {**report.timings, "index_openie": index_wall, "snapshot": snapshot},
         "counts": {
             "passages": stats.passages,
@@ -165,6 +167,7 @@ def encode_index(threads: int, openie: Path) -> dict[str, Any]:
         "index_wall_s": wall,
         "index_cpu_s": cpu,
         "model_load_s": model_load,
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "counts": {"texts": len(texts)},
     }
 

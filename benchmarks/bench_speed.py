@@ -1,7 +1,8 @@
-"""The default install against the torch path and a plain encode, side by side in one run (issue 19).
+"""The ``speed`` suite: index and query per stage and memory, against the torch path and a plain encode.
 
-Three systems, each a fresh subprocess per build (``vs_hipporag2_ours.py``), rotated per round so that
-the load of the shared machine hits them alike:
+Three systems, each a fresh subprocess per build (``vs_hipporag2_ours.py``), rotated per round (the
+harness's protocol: at least 3 rounds, each build's load recorded, ratios the median of the per-round
+pairs at comparable loads, with their spread):
 
 * ``ours-default``: today's defaults (``embedding.backend = "auto"``: ONNX Runtime, exported once into the
   user cache folder; the export is made before the run and not timed);
@@ -12,16 +13,17 @@ the load of the shared machine hits them alike:
   (<= 0.3x HippoRAG 2 to index, <= 0.35x per query) are about <= 0.6x and <= 1.2x of this yardstick.
 
 1. **Index build** of the first ``--passages`` MuSiQue passages from the published OpenIE (``index_openie``
-   plus the CSR snapshot), ``--rounds`` rounds.
+   plus the CSR snapshot), ``--rounds`` rounds; wall and CPU seconds, the indexer's stages, peak RSS.
 2. **Queries**: each system loaded once on its last build; the 70 dev questions alternated per question
    (rotating who goes first); the default mode ``hipporag2`` without an LLM; seconds of one retrieve
    call, p50 of every stage in ``RetrievalResult.timings`` (encoder, query NER, fact search, linking,
    dense search, PPR) and of the rest (``other``: ranking, reading the passages, explanations); R@2/R@5
    of both our systems (gold among the indexed passages); the cosine of default to torch vectors.
+   Each pass over the questions is a round of the protocol.
 
-    python benchmarks/bench_default_install.py [--passages 300] [--rounds 2] [--threads 2]
-        [--query-threads 1] [--query-rounds 1] [--stem default_install]
-    python benchmarks/bench_default_install.py --render results/default_install.json  # tables again
+    python benchmarks/run.py speed [--passages 300] [--rounds 3] [--threads 2]
+        [--query-threads 1] [--query-rounds 3] [--stem speed]
+    python benchmarks/bench_speed.py --render results/speed.json  # tables again
 """
 
 from __future__ import annotations
@@ -47,14 +49,17 @@ from bench_vs_hipporag2 import (
     subset_openie,
     worker_env,
 )
-from common import (
+from harness import (
     OPENIE_FILE,
     QUESTIONS_FILE,
+    compare_or_refusal,
     latency_summary,
     load_average,
     md_header,
     md_table,
+    ratio_cell,
     require_files,
+    require_rounds,
     run_header,
     write_results,
 )
@@ -82,15 +87,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--passages", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2, help="encoder threads for index builds")
     parser.add_argument("--query-threads", type=int, default=1, help="encoder threads for queries")
-    parser.add_argument("--query-rounds", type=int, default=1, help="passes over the questions")
+    parser.add_argument("--query-rounds", type=int, default=3, help="passes over the questions (rounds)")
     parser.add_argument("--keep-dir", type=Path)
     parser.add_argument(
         "--query-only", action="store_true", help="the query phase alone, on the builds kept in --keep-dir"
     )
-    parser.add_argument("--stem", default="default_install")
+    parser.add_argument("--stem", default="speed")
     args = parser.parse_args(argv)
     args.hipporag2_python = None  # worker_command's interface; never used here
     if args.query_only and not args.keep_dir:
@@ -109,12 +114,16 @@ def query_phase(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any
             print(f"loading {system} for queries ...", file=sys.stderr, flush=True)
             servers[system] = Server(system, args, work, log)
         load_start = load_average()
+        rounds: list[dict[str, Any]] = []  # one round of the protocol per pass: p50 per system, its load
         for pass_no in range(args.query_rounds):
+            pass_seconds: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+            pass_load_start = load_average()
             for i, question in enumerate(questions):
                 rotation = (i + pass_no) % len(SYSTEMS)
                 for system in SYSTEMS[rotation:] + SYSTEMS[:rotation]:
                     answer = servers[system].ask({"q": question})
                     seconds[system].append(answer["s"])
+                    pass_seconds[system].append(answer["s"])
                     if pass_no == 0:
                         ranked[system].append(answer["ranked"])
                     timings = answer.get("timings") or {}
@@ -123,6 +132,17 @@ def query_phase(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any
                     if timings:
                         named = sum(v for k, v in timings.items() if k != "total")
                         stages[system].setdefault("other", []).append(answer["s"] - named)
+            pass_load_end = load_average()
+            rounds += [
+                {
+                    "system": system,
+                    "round": pass_no + 1,
+                    "p50_ms": round(1000 * float(np.percentile(values, 50)), 3),
+                    "load_start": pass_load_start,
+                    "load_end": pass_load_end,
+                }
+                for system, values in pass_seconds.items()
+            ]
         load_end = load_average()
         texts = questions + [c["text"] for c in json.loads(CORPUS_FILE.read_text())[:200]]
         a = np.asarray(servers["ours-torch"].ask({"encode": texts})["vectors"])
@@ -150,10 +170,27 @@ def query_phase(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any
         "threads": args.query_threads,
         "load_start": load_start,
         "load_end": load_end,
+        "rounds": rounds,
+        "protocol": {
+            f"{other} / {base}": compare_or_refusal(rounds, base, other, "p50_ms") for other, base in PAIRS
+        },
         "systems": per_system,
         "per_query_s": seconds,
         "same_top10_default_vs_torch": same_rankings,
         "cosine_default_vs_torch": {"texts": len(texts), "min": float(cos.min()), "mean": float(cos.mean())},
+    }
+
+
+#: (system, baseline) pairs whose per-round ratios are reported
+PAIRS = [("ours-default", "ours-torch"), ("ours-default", "plain-encode"), ("ours-torch", "plain-encode")]
+
+
+def index_protocol(builds: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Index wall and CPU ratios of every pair under the harness's protocol."""
+    return {
+        f"{other} / {base} {key}": compare_or_refusal(builds, base, other, key)
+        for other, base in PAIRS
+        for key in ("index_wall_s", "index_cpu_s")
     }
 
 
@@ -164,7 +201,11 @@ def per_round_ratios(builds: list[dict[str, Any]], system: str, baseline: str, k
 
 def markdown(data: dict[str, Any]) -> str:
     builds = data.get("builds", [])
-    lines = [md_header("The default install, side by side (MuSiQue)", data)]
+    lines = [
+        md_header(
+            "Speed: index and query per stage, against the torch path and a plain encode (MuSiQue)", data
+        )
+    ]
     if builds:
         lines += [
             f"## Index build ({data['passages']} passages, published OpenIE, {data['threads']} threads)",
@@ -174,7 +215,16 @@ def markdown(data: dict[str, Any]) -> str:
             "(imports, model load).",
             "",
             md_table(
-                ["round", "system", "runs on", "index wall s", "index CPU-s", "process wall s", "load 1-min"],
+                [
+                    "round",
+                    "system",
+                    "runs on",
+                    "index wall s",
+                    "index CPU-s",
+                    "process wall s",
+                    "peak RSS MiB",
+                    "load 1-min",
+                ],
                 [
                     [
                         b["round"],
@@ -183,6 +233,7 @@ def markdown(data: dict[str, Any]) -> str:
                         round(b["index_wall_s"], 2),
                         round(b["index_cpu_s"], 2),
                         round(b["process_wall_s"], 1),
+                        b.get("peak_rss_mib"),
                         f"{b['load_start'][0]} → {b['load_end'][0]}",
                     ]
                     for b in builds
@@ -214,6 +265,23 @@ def markdown(data: dict[str, Any]) -> str:
                         )
                     ]
                 ],
+            ),
+            "",
+            "Under the protocol (median of the per-round ratios, min-max, pairs kept; a round whose two "
+            "builds' 1-minute loads differ by more than 1.0 is dropped; fewer than two pairs: refused):",
+            "",
+            md_table(
+                ["ratio", "index wall", "index CPU"],
+                [
+                    [
+                        f"{LABELS[other]} / {LABELS[base]}",
+                        ratio_cell(data["index_protocol"][f"{other} / {base} index_wall_s"]),
+                        ratio_cell(data["index_protocol"][f"{other} / {base} index_cpu_s"]),
+                    ]
+                    for other, base in PAIRS
+                ]
+                if data.get("index_protocol")
+                else [],
             ),
             "",
             "Index stages (s, median over rounds):",
@@ -257,6 +325,13 @@ def markdown(data: dict[str, Any]) -> str:
                 ],
             ),
             "",
+            "p50 ratios under the protocol (each pass over the questions a round):",
+            "",
+            md_table(
+                ["ratio", "p50"],
+                [[pair, ratio_cell(c)] for pair, c in (query.get("protocol") or {}).items()],
+            ),
+            "",
             "Stage p50 (ms; *other* = total minus the named stages: ranking, reading passages, "
             "explanations):",
             "",
@@ -283,6 +358,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     args = parse_args(argv)
     require_files(CORPUS_FILE, OPENIE_FILE, QUESTIONS_FILE)
+    if not args.query_only:
+        require_rounds(args.rounds)
+    if args.query_rounds:
+        require_rounds(args.query_rounds, "--query-rounds")
     header = run_header()
     work = args.keep_dir or Path(tempfile.mkdtemp(prefix="bench-default-install-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -321,6 +400,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 data["query"] = query_phase(args, work, log)
         finally:
             data["load_after"] = load_average()
+            if data["builds"]:
+                data["index_protocol"] = index_protocol(data["builds"])
             json_path, md_path = write_results(args.stem, data, markdown(data))
             if not args.keep_dir:
                 shutil.rmtree(work, ignore_errors=True)

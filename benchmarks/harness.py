@@ -1,8 +1,18 @@
-"""Shared helpers of the speed / memory / scale benchmarks: machine facts, load, memory, timing, output.
+"""The one harness of every benchmark suite: machine, load, memory, timing, the comparison protocol, output.
 
-Benchmarks are scripts, not tests. Each one records, next to its numbers, the command, date, commit,
-machine (CPU model, cores, RAM, library versions) and the load average before and after, because on a
-2-core machine shared with other work the absolute figures move a lot: compare ratios from one run.
+Benchmarks are scripts, not tests. Each result file records, next to its numbers, the command that made
+it, the date, commit, machine (CPU model, cores, RAM, library versions) and the load average before and
+after, because on a 2-core machine shared with other work absolute figures move a lot.
+
+**The comparison protocol** (issue 29, item 1), used by every suite that compares two things (A against
+B: another system, another store, another backend, a plain encode):
+
+1. at least ``MIN_ROUNDS`` (3) rounds, interleaved A B, B A, A B ... (``interleaved``: who goes first
+   rotates), each run recording the 1-minute load average when it starts and when it ends;
+2. a round's pair is dropped when the two runs' loads differ by more than ``MAX_LOAD_GAP`` (1.0);
+3. fewer than ``MIN_PAIRS`` (2) pairs left: no ratio is reported (``ProtocolError``);
+4. otherwise the figure is the median of the per-pair ratios B / A, with their min and max (the spread),
+   the ratios themselves and the pairs dropped (``compare``).
 """
 
 from __future__ import annotations
@@ -14,11 +24,12 @@ import platform
 import resource
 import shlex
 import sqlite3
+import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -105,10 +116,24 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+#: set by ``run.py`` to its suite name, so that a result file names the command a user types
+SUITE: str | None = None
+
+
+def command() -> str:
+    """The command line of this run, as ``python benchmarks/run.py SUITE ...`` when run.py started it."""
+    args = " ".join(shlex.quote(a) for a in sys.argv[1:])
+    if SUITE is not None:
+        return f"python benchmarks/run.py {SUITE} {args}".rstrip()
+    script = Path(sys.argv[0])
+    shown = f"benchmarks/{script.name}" if script.parent.resolve() == REPO / "benchmarks" else sys.argv[0]
+    return f"python {shown} {args}".rstrip()
+
+
 def run_header() -> dict[str, Any]:
     """What every result file starts with; call at the start of the run."""
     return {
-        "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+        "command": command(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         **git_commit(),
         "machine": machine_info(),
@@ -228,3 +253,107 @@ def write_results(stem: str, data: dict[str, Any], markdown: str) -> tuple[Path,
     json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     md_path.write_text(markdown.rstrip() + "\n")
     return json_path, md_path
+
+
+# --- the comparison protocol ------------------------------------------------------------------------
+MIN_ROUNDS = 3  # interleaved rounds of every comparison
+MAX_LOAD_GAP = 1.0  # a pair whose two runs' 1-minute loads differ by more than this is dropped
+MIN_PAIRS = 2  # fewer pairs left: no ratio
+
+
+class ProtocolError(RuntimeError):
+    """Too few comparable pairs (or rounds) to report a ratio."""
+
+
+def require_rounds(rounds: int, what: str = "--rounds") -> None:
+    """Exit (status 2) when a comparison is asked with fewer rounds than the protocol needs."""
+    if rounds < MIN_ROUNDS:
+        sys.exit(f"{what} {rounds}: a comparison runs at least {MIN_ROUNDS} interleaved rounds")
+
+
+def interleaved(systems: Sequence[str], rounds: int) -> list[list[str]]:
+    """The order of each round: A B, B A, A B ... (for more systems the first one rotates)."""
+    order = list(systems)
+    return [order[r % len(order) :] + order[: r % len(order)] for r in range(rounds)]
+
+
+def run_load(run: Mapping[str, Any]) -> float:
+    """A run's 1-minute load: ``load_1m`` if given, else the mean of its start and end 1-minute loads."""
+    if "load_1m" in run:
+        return float(run["load_1m"])
+    ends = [run[k][0] for k in ("load_start", "load_end") if run.get(k)]
+    if not ends:
+        raise ProtocolError(f"a run without its load: {dict(run)}")
+    return float(statistics.fmean(ends))
+
+
+def compare(
+    runs: Sequence[Mapping[str, Any]],
+    base: str,
+    other: str,
+    key: str,
+    *,
+    system_key: str = "system",
+    round_key: str = "round",
+    max_load_gap: float = MAX_LOAD_GAP,
+    min_pairs: int = MIN_PAIRS,
+) -> dict[str, Any]:
+    """``other`` / ``base`` of ``runs[key]`` under the protocol: per-round pairs, loads checked.
+
+    ``runs`` are dicts with the system, the round, the measured value and the load (``run_load``).
+    Returns the median ratio, its spread (min, max), every kept ratio and every dropped pair with its
+    loads; raises ``ProtocolError`` when fewer than ``min_pairs`` pairs remain.
+    """
+    by_round: dict[Any, dict[str, Mapping[str, Any]]] = {}
+    for run in runs:
+        if run.get(key) is not None:
+            by_round.setdefault(run[round_key], {})[run[system_key]] = run
+    kept: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    for round_no in sorted(by_round):
+        pair = by_round[round_no]
+        if base not in pair or other not in pair:
+            continue
+        loads = [round(run_load(pair[base]), 2), round(run_load(pair[other]), 2)]
+        entry = {"round": round_no, "loads": loads, "ratio": round(pair[other][key] / pair[base][key], 4)}
+        if abs(loads[0] - loads[1]) > max_load_gap:
+            dropped.append({**entry, "reason": f"loads differ by more than {max_load_gap}"})
+        else:
+            kept.append(entry)
+    if len(kept) < min_pairs:
+        raise ProtocolError(
+            f"{other} / {base} of {key}: {len(kept)} comparable pair(s) of {len(kept) + len(dropped)}, "
+            f"at least {min_pairs} needed (dropped: {dropped}); run more rounds on a quieter machine"
+        )
+    ratios = [e["ratio"] for e in kept]
+    return {
+        "base": base,
+        "other": other,
+        "key": key,
+        "ratio_median": round(statistics.median(ratios), 4),
+        "ratio_min": min(ratios),
+        "ratio_max": max(ratios),
+        "ratios": ratios,
+        "pairs": kept,
+        "dropped": dropped,
+    }
+
+
+def compare_or_refusal(runs: Sequence[Mapping[str, Any]], base: str, other: str, key: str) -> dict[str, Any]:
+    """``compare``, or ``{"refused": reason}`` when the protocol refuses (a result file still records why)."""
+    try:
+        return compare(runs, base, other, key)
+    except ProtocolError as refusal:
+        return {"base": base, "other": other, "key": key, "refused": str(refusal)}
+
+
+def ratio_cell(comparison: Mapping[str, Any]) -> str:
+    """``0.65 (0.61-0.70, 3 pairs)`` or ``refused: ...`` for a markdown table."""
+    if "refused" in comparison:
+        return "refused (too few pairs at comparable load)"
+    pairs, dropped = len(comparison["ratios"]), len(comparison["dropped"])
+    note = f", {dropped} dropped" if dropped else ""
+    return (
+        f"{comparison['ratio_median']:.3f} ({comparison['ratio_min']:.3f}-{comparison['ratio_max']:.3f}, "
+        f"{pairs} pairs{note})"
+    )
