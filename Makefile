@@ -3,7 +3,7 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
-.PHONY: install install-dev demo demo-link test test-fast lint typecheck format bench clean setup-local-llm test-llm-live
+.PHONY: install install-dev demo demo-link test test-fast lint typecheck format bench bench-quality bench-speed bench-scale bench-neo4j bench-vs-hipporag2 clean setup-local-llm test-llm-live
 
 install:            ## the package (torch first: the CPU build, not the multi-GB CUDA one)
 	$(PIP) install torch==2.13.0
@@ -41,13 +41,28 @@ format:
 	$(PYTHON) -m ruff format .
 	$(PYTHON) -m ruff check --fix .
 
-bench:              ## the benchmark scripts (MuSiQue ones need ../shared/data/musique)
-	$(PYTHON) benchmarks/bench_quality.py
-	$(PYTHON) benchmarks/bench_indexing.py
-	$(PYTHON) benchmarks/bench_query.py
-	$(PYTHON) benchmarks/bench_incremental.py
-	$(PYTHON) benchmarks/bench_scale.py
-	$(PYTHON) benchmarks/plot.py
+bench:              ## the suites that need no server and no other venv (see benchmarks/README.md; data in ../shared/data)
+	$(PYTHON) benchmarks/run.py quality --dataset musique
+	$(PYTHON) benchmarks/run.py quality --dataset hotpotqa
+	$(PYTHON) benchmarks/run.py speed
+	$(PYTHON) benchmarks/run.py scale --sizes 10000,100000
+
+bench-quality:      ## R@2 / R@5 / AR@5 of every mode on MuSiQue and HotpotQA
+	$(PYTHON) benchmarks/run.py quality --dataset musique
+	$(PYTHON) benchmarks/run.py quality --dataset hotpotqa
+	$(PYTHON) benchmarks/run.py quality --dataset musique-offline
+
+bench-speed:        ## index and query per stage and memory, against torch and a plain encode (3 rounds)
+	$(PYTHON) benchmarks/run.py speed
+
+bench-scale:        ## synthetic stores of 10k to 1M phrases (1M: half an hour or more, ~5 GB of RAM)
+	$(PYTHON) benchmarks/run.py scale --sizes 10000,100000,1000000
+
+bench-neo4j:        ## the Neo4j store against the embedded store (HIPPORAG_NEO4J_URI / _PASSWORD of a live server)
+	$(PYTHON) benchmarks/run.py neo4j $${HIPPORAG_NEO4J_URI:+--uri $$HIPPORAG_NEO4J_URI}
+
+bench-vs-hipporag2: ## side by side with the original HippoRAG 2 (its venv as ../shared/anchor/README.md says)
+	$(PYTHON) benchmarks/run.py vs_hipporag2 --systems theirs,ours-default,plain-encode
 
 clean:
 	rm -rf .hipporag build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .venv-ci

@@ -5,9 +5,9 @@ departures alone (query-entity seeds; min-max fact scores over the candidates), 
 seed 002's options that stay off (combination with dense by rank or score, more passage-node weight,
 only the best passages seeded). Every choice must hold on MuSiQue and HotpotQA.
 
-    python benchmarks/ablation_hipporag2.py --musique-store DIR --hotpotqa-store DIR
+    python benchmarks/run.py quality-ablation --musique-store DIR --hotpotqa-store DIR
 
-The stores are the ones ``bench_quality.py --store`` builds (and reuses). Writes
+The stores are the ones ``run.py quality --store`` builds (and reuses). Writes
 ``benchmarks/results/ablation_hipporag2.json`` and ``.md``.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ if str(REPO) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_quality import DATASETS, RESULTS, describe_commit, require_data  # noqa: E402
+from harness import command  # noqa: E402
 
 #: name -> (retrieval settings, fact scores scaled by the best fact instead of min-max over candidates)
 VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
             memory.close()
 
     payload = {
-        "command": " ".join(["python benchmarks/ablation_hipporag2.py", shlex.join(sys.argv[1:])]).strip(),
+        "command": command(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "git": git,
         "load_before": load_before,

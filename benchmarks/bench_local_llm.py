@@ -7,7 +7,7 @@ answer constrained by a JSON schema (``llm.structured_output=json_object_schema`
 and triples found, seconds, failures, answers cut at ``max_tokens``, and which JSON repairs each raw answer
 needed (read back from the LLM response cache).
 
-    python benchmarks/bench_local_llm.py [--passages 10] [--modes json_object_schema none]
+    python benchmarks/run.py quality-local-llm [--passages 10] [--modes json_object_schema none]
 
 Writes ``results/local_llm_hotpotqa.{json,md}``. A precision judgement made by reading the triples can be
 put in ``results/local_llm_hotpotqa_judgement.json`` (``{extractor: {title: {"correct", "total"}}}``); the
@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import REPO, RESULTS, git_commit, load_average, md_header, md_table, run_header, write_results
+from harness import REPO, RESULTS, git_commit, load_average, md_header, md_table, run_header, write_results
 
+from hipporag_neo4j.common.text import passage_content
 from hipporag_neo4j.errors import LLMOutputError
 from hipporag_neo4j.extraction.base import clean_entities
 from hipporag_neo4j.extraction.llm_extractor import LLMExtractor
@@ -39,7 +40,6 @@ from hipporag_neo4j.llm.local_server import MODEL_ALIAS, LocalLLMServer
 from hipporag_neo4j.llm.structured import NAMED_ENTITIES, TRIPLES
 from hipporag_neo4j.models import Extraction, Passage
 from hipporag_neo4j.settings import LLMSettings
-from hipporag_neo4j.text import passage_content
 
 DEV50 = REPO.parent / "shared" / "data" / "hotpotqa" / "hotpotqa_dev50.json"
 JUDGEMENT = RESULTS / "local_llm_hotpotqa_judgement.json"

@@ -1,15 +1,20 @@
-"""Retrieval quality on MuSiQue or HotpotQA, every retrieval mode.
+"""The ``quality`` suite: retrieval quality on MuSiQue or HotpotQA, every retrieval mode.
 
 * ``--dataset musique`` (default): the 70 dev questions over the 1,890-passage corpus, indexed from the
   OpenIE the HippoRAG authors published (gpt-3.5-turbo-1106, so no LLM call).
 * ``--dataset hotpotqa``: the 50 dev questions over 994 passages, extracted offline with spaCy (no
   published extraction: the path a new user without an LLM takes).
+* ``--dataset musique-offline``: MuSiQue's questions and corpus, extracted offline with spaCy.
+* ``--questions N`` / ``--passages N``: the first N only (a smoke run; the figures are not comparable).
+* ``--set section.key=VALUE`` (repeatable): a setting changed from the default, e.g.
+  ``--set store.vector_search=approximate --set store.vector_index_probes=8`` (the IVF index forced on).
 
 Embeds with all-MiniLM-L6-v2 and finds query entities with the offline spaCy NER; then scores R@1/2/5/10
 and AR@2/5 per mode, paired bootstrap CIs against dense, and an error analysis of the misses at R@5.
 Writes ``benchmarks/results/quality_<dataset>.json`` and ``.md``.
 
-    python benchmarks/bench_quality.py [--dataset musique|hotpotqa] [--store DIR] [--torch-threads N]
+    python benchmarks/run.py quality [--dataset musique|hotpotqa|musique-offline] [--store DIR]
+        [--torch-threads N] [--set section.key=VALUE ...] [--out STEM]
 
 ``--store`` keeps (and on a re-run reuses) the indexed store; without it a temporary one is used.
 The data is read from ``../shared/data`` relative to the repository root.
@@ -18,7 +23,6 @@ The data is read from ``../shared/data`` relative to the repository root.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import tempfile
 import time
@@ -40,15 +44,19 @@ DATASETS: dict[str, tuple[Path, Path, Path | None]] = {
         DATA / "hotpotqa" / "hotpotqa_dev50.json",
         None,
     ),
+    "musique-offline": (MUSIQUE / "musique_corpus1890.json", MUSIQUE / "musique_dev70.json", None),
 }
 RESULTS = REPO / "benchmarks" / "results"
 MODES = ["dense", "hipporag2", "hipporag", "ensemble", "hybrid"]
 
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _path in (REPO, REPO / "benchmarks"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+
+from harness import command, cpu_model  # noqa: E402  (benchmarks/ is not a package)
 
 #: Reference points (percent) from the issues, for comparison; not measured here.
-REFERENCES: dict[str, list[dict[str, Any]]] = {"hotpotqa": []}
+REFERENCES: dict[str, list[dict[str, Any]]] = {"hotpotqa": [], "musique-offline": []}
 REFERENCES["musique"] = [
     {
         "source": "dense, measured by the issue author with the same embedder (all-MiniLM-L6-v2)",
@@ -76,6 +84,10 @@ SOURCES: dict[str, str] = {
         "data/hotpotqa_train_corpus.json (the corpus) and data/hotpotqa_train.json (the questions); "
         "there is no published extraction: it is extracted offline with spaCy"
     ),
+    "musique-offline": (
+        "data/musique_train_corpus.json (the corpus) and data/musique_train.json (the questions); "
+        "extracted offline with spaCy here"
+    ),
 }
 
 
@@ -100,9 +112,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store", type=Path, help="Embedded store directory to index into / reuse.")
     parser.add_argument("--torch-threads", type=int, help="torch intra-op threads (default: torch's choice).")
     parser.add_argument("--out", help="Result file name stem in benchmarks/results (quality_<dataset>).")
+    parser.add_argument("--questions", type=int, help="only the first N questions (smoke run)")
+    parser.add_argument("--passages", type=int, help="only the first N corpus passages (smoke run)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="a setting changed from the default (VALUE read as JSON when it parses, else as a string)",
+    )
     args = parser.parse_args(argv)
-    args.out = args.out or f"quality_{args.dataset}"
+    args.out = args.out or f"quality_{args.dataset.replace('-', '_')}"
     return args
+
+
+def overrides(pairs: list[str]) -> dict[str, dict[str, Any]]:
+    """``["store.vector_search=approximate", "retrieval.damping=0.5"]`` as nested settings."""
+    import json
+
+    nested: dict[str, dict[str, Any]] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        section, dot, key = name.partition(".")
+        if not sep or not dot:
+            sys.exit(f"--set {pair!r}: expected SECTION.KEY=VALUE")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw
+        nested.setdefault(section, {})[key] = value
+    return nested
 
 
 def _ref_cell(value: float | None) -> str:
@@ -133,7 +173,8 @@ def render_markdown(payload: dict[str, Any], report: Any, analyses: dict[str, An
         "",
         f"- command: `{payload['command']}`",
         f"- date: {payload['created']}; commit: {describe_commit(git)}",
-        f"- machine: {machine['platform']}, {machine['cpu_count']} CPUs, Python {machine['python']},"
+        f"- machine: {payload.get('cpu_model', '?')}, {machine['platform']}, {machine['cpu_count']} CPUs, "
+        f"Python {machine['python']},"
         f" torch {machine['torch']} ({payload['torch_threads']} threads), numpy {machine['numpy']};"
         f" load average before/after {payload['load_before']} / {machine['load_average_1_5_15min']}",
         f"- data: {payload['n_questions']} questions ({data['questions']}), {payload['n_corpus']} passages"
@@ -233,16 +274,22 @@ def main(argv: list[str] | None = None) -> None:
     git_at_start = git_info()  # the code that runs is the code of the start, whatever lands meanwhile
     with tempfile.TemporaryDirectory(prefix="bench-quality-") as tmp:
         store_dir = args.store or Path(tmp) / "store"
-        settings = load_settings(
-            {
-                "store": {"path": str(store_dir), "backend": "embedded"},
-                "embedding": {"model": "all-MiniLM-L6-v2"},
-            },
-            env_file=None,
-        )
+        changed = overrides(args.overrides)
+        config: dict[str, dict[str, Any]] = {
+            "store": {"path": str(store_dir), "backend": "embedded"},
+            "embedding": {"model": "all-MiniLM-L6-v2"},
+        }
+        for section, values in changed.items():
+            config.setdefault(section, {}).update(values)
+        settings = load_settings(config, env_file=None)
         memory = HippoRAG(settings, query_ner=SpacyQueryNER(settings.extraction.spacy_model))
         try:
             corpus, questions = load_corpus(corpus_file), load_questions(questions_file)
+            if args.passages:  # a smoke run: the questions kept are those whose gold passages are all in
+                corpus = corpus[: args.passages]
+                titles = {p.title for p in corpus}
+                questions = [q for q in questions if all(t in titles for t in q.gold_titles)]
+            questions = questions[: args.questions] if args.questions else questions
             print(f"indexing {len(corpus)} passages into {store_dir} ...", file=sys.stderr)
             started = time.perf_counter()
             indexed = index_corpus(memory, corpus, openie_file)
@@ -268,13 +315,16 @@ def main(argv: list[str] | None = None) -> None:
             payload = report_payload(
                 report,
                 memory,
-                command=" ".join(["python benchmarks/bench_quality.py", shlex.join(sys.argv[1:])]).strip(),
+                command=command(),
                 extra={
                     "git": git_at_start,
                     "load_before": load_before,
+                    "cpu_model": cpu_model(),
                     "torch_threads": torch.get_num_threads(),
                     "query_ner": "spacy",
                     "dataset": args.dataset,
+                    "settings_changed": changed,
+                    "smoke": {"questions": args.questions, "passages": args.passages},
                     "data": {
                         "corpus": corpus_file.name,
                         "questions": questions_file.name,

@@ -1,4 +1,4 @@
-"""Scale benchmark of the embedded store: synthetic graphs of 10k, 100k, 1M phrases.
+"""The ``scale`` suite: the embedded store on synthetic graphs of 10k, 100k, 1M phrases.
 
 The graphs are written straight through the store protocol (``EmbeddedStore.write_passages`` with
 ``PhraseRecord`` / ``PassageRecord`` / ``FactRecord``, then ``write_synonyms``), with random unit vectors,
@@ -14,21 +14,22 @@ Synthetic graph for N phrases (defaults; all are options):
   each slot is a mention of its phrase in the passage;
 * N synonym edges: each new phrase to a random older one, cosine drawn from [0.8, 1);
   so ~5 edges per phrase (4 relation + 1 synonym), mean undirected degree ~10;
-* vectors: random unit vectors of dimension 384 (all-MiniLM-L6-v2's) for phrases and passages; facts are
-  written without vectors by default. ``--fact-vectors-per-phrase R`` gives the first ``round(R × 8)``
-  facts of each passage a random unit vector too (R = 1: N embedded facts of the 4 N, about MuSiQue's
-  17,033 embedded facts for 19,102 phrases), so the default ``hipporag2`` mode's fact search has a fact
-  matrix to scan; the vectors come from their own random stream, so the graph (phrases, passages,
-  facts, edges, their vectors) is the same as without the option for the same seed.
+* vectors: random unit vectors of dimension 384 (all-MiniLM-L6-v2's) for phrases and passages;
+  ``--fact-vectors-per-phrase R`` (default 1) gives the first ``round(R × 8)`` facts of each passage a
+  random unit vector too (R = 1: N embedded facts of the 4 N, about MuSiQue's 17,033 embedded facts for
+  19,102 phrases), so the default ``hipporag2`` mode's fact search has a fact matrix to scan; the vectors
+  come from their own random stream, so the rest of the graph is the same for any R and the same seed
+  (R = 0 is the graph of ``results/scale.md``).
 
 Measured per size: build (record generation apart from store time), snapshot load (phrase index and CSR
 graph, cold, in a fresh store object), memory, and per query: ``personalized_pagerank``, the raw scipy
-kernel (``hipporag_neo4j.ppr``), one sparse mat-vec, ``graph_passage_scores`` (with the retriever's
+kernel (``hipporag_neo4j.graph.ppr``), one sparse mat-vec, ``graph_passage_scores`` (with the retriever's
 candidate pool and with top 5), ``nearest_phrases`` (linking: 2 vectors; synonym search: 512 vectors),
-``dense_passage_scores`` and ``Retriever.retrieve`` end to end (random-vector embedder, query NER that names
-two graph phrases, so no model time is included).
+``dense_passage_scores`` and ``Retriever.retrieve`` end to end in every mode (random-vector embedder,
+query NER that names two graph phrases, so no model time is included); then, ``--writes`` times, one
+more ``write_passages`` call and the first default-mode query after it (reads right after writes).
 
-    python benchmarks/bench_scale.py --sizes 10000,100000,1000000
+    python benchmarks/run.py scale --sizes 10000,100000,1000000 [--writes 3] [--keep --workdir DIR]
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import (
+from harness import (
     REPO,
     RESULTS,
     latency_summary,
@@ -62,13 +63,14 @@ from common import (
     write_results,
 )
 
-from hipporag_neo4j import ppr
+from hipporag_neo4j.common.text import fact_text, make_fact_id, make_passage_id, make_phrase_id
+from hipporag_neo4j.graph import ppr
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactRecord, Matrix, PassageRecord, PhraseRecord, SynonymEdge
 from hipporag_neo4j.stores.embedded import EmbeddedStore
-from hipporag_neo4j.text import fact_text, make_fact_id, make_passage_id, make_phrase_id
+from hipporag_neo4j.stores.embedded.vector_index import VectorSearch
 
 MODEL = "random-unit-vectors"
 
@@ -114,62 +116,79 @@ class NamedEntities:
         return self.entities[query]
 
 
+def write_batch(
+    store: EmbeddedStore,
+    args: argparse.Namespace,
+    rng: np.random.Generator,
+    fact_rng: np.random.Generator,
+    ids: list[str],
+    start: int,
+    stop: int,
+    times: dict[str, float],
+) -> float:
+    """Write passages ``start`` .. ``stop`` (their home phrases, facts, mentions, synonym edges) as one
+    ``write_passages`` call and one ``write_synonyms`` call; returns the seconds of ``write_passages``.
+    ``ids`` holds the phrase ids of every phrase up to the last one of the batch."""
+    n, per, dim = len(ids), args.phrases_per_passage, args.dim
+    facts_per_passage = round(args.relations_per_phrase * per)
+    embedded_facts = round(per * getattr(args, "fact_vectors_per_phrase", 0.0))
+    t = time.perf_counter()
+    first, last = start * per, min(stop * per, n)
+    vectors = unit_vectors(rng, last - first, dim)
+    phrases = [PhraseRecord(ids[i], phrase_name(i), vectors[i - first]) for i in range(first, last)]
+    passage_vectors = unit_vectors(rng, stop - start, dim)
+    records = []
+    for p in range(start, stop):
+        home = range(p * per, min((p + 1) * per, n))
+        subjects = rng.integers(home.start, home.stop, facts_per_passage)
+        objects = rng.integers(0, home.stop, facts_per_passage)
+        predicates = rng.integers(0, 50, facts_per_passage)
+        mentions: Counter[str] = Counter(ids[i] for i in home)
+        facts = {}
+        for s, o, k in zip(subjects.tolist(), objects.tolist(), predicates.tolist(), strict=True):
+            sn, on, pred = phrase_name(s), phrase_name(o), f"relation {k}"
+            mentions[ids[s]] += 1
+            mentions[ids[o]] += 1
+            fid = make_fact_id(sn, pred, on)
+            facts[fid] = FactRecord(fid, ids[s], pred, ids[o], fact_text(sn, pred, on))
+        if embedded_facts:
+            fact_vectors = unit_vectors(fact_rng, min(embedded_facts, len(facts)), dim)
+            for j, fid in enumerate(list(facts)[:embedded_facts]):
+                facts[fid] = dataclasses.replace(facts[fid], embedding=fact_vectors[j])
+        text = f"Passage {p} is about " + ", ".join(phrase_name(i) for i in home) + "."
+        passage = Passage(id=make_passage_id(text, f"title {p}"), text=text, title=f"title {p}")
+        records.append(
+            PassageRecord(passage, passage_vectors[p - start], dict(mentions), list(facts.values()))
+        )
+    new = np.repeat(np.arange(max(first, 1), last), args.synonyms_per_phrase)
+    older = (rng.random(len(new)) * new).astype(np.int64)
+    scores = rng.uniform(args.synonym_threshold, 1.0, len(new))
+    edges = [
+        SynonymEdge(ids[a], ids[b], float(c))
+        for a, b, c in zip(new.tolist(), older.tolist(), scores.tolist(), strict=True)
+    ]
+    times["generate_records"] = times.get("generate_records", 0.0) + time.perf_counter() - t
+    before = times.get("write_passages", 0.0)
+    with timed(times, "write_passages"):
+        store.write_passages(phrases, records)
+    with timed(times, "write_synonyms"):
+        store.write_synonyms(edges)
+    return times["write_passages"] - before
+
+
 def build(
     store: EmbeddedStore, args: argparse.Namespace, rng: np.random.Generator
 ) -> tuple[dict[str, float], list[float]]:
     """Write the graph batch by batch; returns seconds per step and per write_passages call."""
-    n, per, dim = args.phrases, args.phrases_per_passage, args.dim
-    per_batch: list[float] = []
-    n_passages = math.ceil(n / per)
-    facts_per_passage = round(args.relations_per_phrase * per)
+    n = args.phrases
+    n_passages = math.ceil(n / args.phrases_per_passage)
     times: dict[str, float] = {}
     ids = [make_phrase_id(phrase_name(i)) for i in range(n)]
-    embedded_facts = round(per * getattr(args, "fact_vectors_per_phrase", 0.0))
     fact_rng = np.random.default_rng((getattr(args, "seed", 0), 1))  # apart: the graph stays the same
+    per_batch: list[float] = []
     for start in range(0, n_passages, args.batch):
         stop = min(start + args.batch, n_passages)
-        t = time.perf_counter()
-        first, last = start * per, min(stop * per, n)
-        vectors = unit_vectors(rng, last - first, dim)
-        phrases = [PhraseRecord(ids[i], phrase_name(i), vectors[i - first]) for i in range(first, last)]
-        passage_vectors = unit_vectors(rng, stop - start, dim)
-        records = []
-        for p in range(start, stop):
-            home = range(p * per, min((p + 1) * per, n))
-            subjects = rng.integers(home.start, home.stop, facts_per_passage)
-            objects = rng.integers(0, home.stop, facts_per_passage)
-            predicates = rng.integers(0, 50, facts_per_passage)
-            mentions: Counter[str] = Counter(ids[i] for i in home)
-            facts = {}
-            for s, o, k in zip(subjects.tolist(), objects.tolist(), predicates.tolist(), strict=True):
-                sn, on, pred = phrase_name(s), phrase_name(o), f"relation {k}"
-                mentions[ids[s]] += 1
-                mentions[ids[o]] += 1
-                fid = make_fact_id(sn, pred, on)
-                facts[fid] = FactRecord(fid, ids[s], pred, ids[o], fact_text(sn, pred, on))
-            if embedded_facts:
-                fact_vectors = unit_vectors(fact_rng, min(embedded_facts, len(facts)), dim)
-                for j, fid in enumerate(list(facts)[:embedded_facts]):
-                    facts[fid] = dataclasses.replace(facts[fid], embedding=fact_vectors[j])
-            text = f"Passage {p} is about " + ", ".join(phrase_name(i) for i in home) + "."
-            passage = Passage(id=make_passage_id(text, f"title {p}"), text=text, title=f"title {p}")
-            records.append(
-                PassageRecord(passage, passage_vectors[p - start], dict(mentions), list(facts.values()))
-            )
-        new = np.repeat(np.arange(max(first, 1), last), args.synonyms_per_phrase)
-        older = (rng.random(len(new)) * new).astype(np.int64)
-        scores = rng.uniform(args.synonym_threshold, 1.0, len(new))
-        edges = [
-            SynonymEdge(ids[a], ids[b], float(c))
-            for a, b, c in zip(new.tolist(), older.tolist(), scores.tolist(), strict=True)
-        ]
-        times["generate_records"] = times.get("generate_records", 0.0) + time.perf_counter() - t
-        before = times.get("write_passages", 0.0)
-        with timed(times, "write_passages"):
-            store.write_passages(phrases, records)
-        per_batch.append(times["write_passages"] - before)
-        with timed(times, "write_synonyms"):
-            store.write_synonyms(edges)
+        per_batch.append(write_batch(store, args, rng, fact_rng, ids, start, stop, times))
         if stop == n_passages or (start // args.batch) % 50 == 0:
             print(
                 f"  [{n:,}] passages {stop:,}/{n_passages:,}  rss {rss_mib():,.0f} MiB",
@@ -177,6 +196,51 @@ def build(
                 flush=True,
             )
     return times, per_batch
+
+
+def after_writes(
+    store: EmbeddedStore, args: argparse.Namespace, query: str, entities: list[str]
+) -> dict[str, Any]:
+    """``--writes`` times: one more ``write_passages`` call of ``--batch`` passages (and its synonym edges),
+    then the first default-mode query after it (the snapshot brought forward) and the next one (warm).
+    What an agent pays when it writes its memory while it reads it."""
+    per = args.phrases_per_passage
+    n0 = store.stats().phrases
+    p0 = math.ceil(n0 / per)
+    total = (p0 + args.writes * args.batch) * per
+    ids = [make_phrase_id(phrase_name(i)) for i in range(total)]
+    rng = np.random.default_rng((args.seed, 2))
+    fact_rng = np.random.default_rng((args.seed, 3))
+    retriever = Retriever(
+        store, RandomEmbedder(args.dim), RetrievalSettings(), NamedEntities({query: entities})
+    )  # type: ignore[arg-type]
+    retriever.retrieve(query, "hipporag2")  # warm before the first write
+    rows = []
+    for w in range(args.writes):
+        start = p0 + w * args.batch
+        times: dict[str, float] = {}
+        write_s = write_batch(store, args, rng, fact_rng, ids, start, start + args.batch, times)
+        t = time.perf_counter()
+        retriever.retrieve(query, "hipporag2")
+        first = time.perf_counter() - t
+        t = time.perf_counter()
+        retriever.retrieve(query, "hipporag2")
+        rows.append(
+            {
+                "write_passages_s": round(write_s, 4),
+                "write_synonyms_s": round(times["write_synonyms"], 4),
+                "first_query_s": round(first, 4),
+                "next_query_s": round(time.perf_counter() - t, 4),
+                "load": load_average(),
+            }
+        )
+    return {
+        "writes": rows,
+        "median": {
+            key: round(float(np.median([r[key] for r in rows])), 4)
+            for key in ("write_passages_s", "write_synonyms_s", "first_query_s", "next_query_s")
+        },
+    }
 
 
 def query_workload(args: argparse.Namespace, rng: np.random.Generator) -> list[list[int]]:
@@ -191,12 +255,12 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     if reuse is not None and (reuse / "graph.sqlite").is_file():
         path = reuse  # built by an earlier run with the same parameters: measure load and queries only
         out["reused_store"] = str(path)
-        store = EmbeddedStore(path)
+        store = EmbeddedStore(path, vector_search=VectorSearch(mode=args.vector_search))
         store.open(MODEL, args.dim)
     else:
         path = Path(tempfile.mkdtemp(prefix=f"hipporag-scale-{args.phrases}-", dir=args.workdir))
         out["store_path"] = str(path)
-        store = EmbeddedStore(path)
+        store = EmbeddedStore(path, vector_search=VectorSearch(mode=args.vector_search))
         store.open(MODEL, args.dim)
         t = time.perf_counter()
         times, per_batch = build(store, args, rng)
@@ -220,7 +284,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     store.close()
     out["store_on_disk_mib"] = round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
 
-    store = EmbeddedStore(path)  # cold: a fresh object loads everything from SQLite
+    store = EmbeddedStore(
+        path, vector_search=VectorSearch(mode=args.vector_search)
+    )  # cold: loads from SQLite
     store.open(MODEL, args.dim)
     load: dict[str, float] = {}
     rss0 = rss_mib()
@@ -305,7 +371,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     retriever = Retriever(store, RandomEmbedder(args.dim), s, NamedEntities(entities))  # type: ignore[arg-type]
     stages: dict[str, dict[str, list[float]]] = {}
     for query in entities:
-        for mode in ("hipporag", "dense", "hybrid"):
+        for mode in ("hipporag2", "hipporag", "dense", "hybrid"):
             result = clock(f"retrieve_{mode}", retriever.retrieve, query, mode)
             for key, value in result.timings.items():
                 stages.setdefault(mode, {}).setdefault(key, []).append(value)
@@ -326,6 +392,10 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     out["retrieve_stages"] = {m: {k: latency_summary(v) for k, v in d.items()} for m, d in stages.items()}
     out["candidate_pool"] = pool
     out["peak_rss_mib"] = round(peak_rss_mib(), 1)
+    args.out.write_text(json.dumps(out))
+    if args.writes:  # last: it grows the store
+        first_query = next(iter(entities))
+        out["after_write"] = after_writes(store, args, first_query, entities[first_query])
     store.close()
     if not args.keep and reuse is None:
         shutil.rmtree(path)
@@ -346,6 +416,9 @@ def run_child(size: int, args: argparse.Namespace) -> dict[str, Any]:
         "queries",
         "seed",
         "workdir",
+        "writes",
+        "synonym_threshold",
+        "vector_search",
     ):
         command += [f"--{name.replace('_', '-')}", str(getattr(args, name))]
     if args.reuse_store:
@@ -431,6 +504,7 @@ def markdown(data: dict[str, Any]) -> str:
         "graph_passage_scores_pool",
         "nearest_phrases_link_2",
         "dense_passage_scores",
+        "retrieve_hipporag2",
         "retrieve_hipporag",
         "retrieve_dense",
         "retrieve_hybrid",
@@ -443,16 +517,30 @@ def markdown(data: dict[str, Any]) -> str:
         return f"{s['p50_ms']:.1f} / {s['p95_ms']:.1f}" if s else "-"
 
     lat_rows = [[k] + [lat(r, k) for r in with_latency] for k in keys]
-    stage_keys = list(dict.fromkeys(k for r in with_latency for k in r["retrieve_stages"]["hipporag"]))
+    stage_mode = "hipporag2" if all("hipporag2" in r["retrieve_stages"] for r in with_latency) else "hipporag"
+    stage_keys = list(dict.fromkeys(k for r in with_latency for k in r["retrieve_stages"][stage_mode]))
     stage_rows = [
-        [k] + [f"{_get(r, 'retrieve_stages', 'hipporag', k, 'p50_ms') or 0.0:.1f}" for r in with_latency]
+        [k] + [f"{_get(r, 'retrieve_stages', stage_mode, k, 'p50_ms') or 0.0:.1f}" for r in with_latency]
         for k in stage_keys
+    ]
+    write_rows = [
+        [
+            f"{r['phrases']:,}",
+            len(r["after_write"]["writes"]),
+            *(
+                f"{1000 * r['after_write']['median'][k]:.1f}"
+                for k in ("write_passages_s", "write_synonyms_s", "first_query_s", "next_query_s")
+            ),
+        ]
+        for r in entries
+        if r.get("after_write")
     ]
     lines = [
         md_header("Scale benchmark: embedded store on synthetic graphs", data),
         f"Synthetic graph: {p['phrases_per_passage']} phrases per passage, "
         f"{p['relations_per_phrase']} relation edges (facts) and {p['synonyms_per_phrase']} synonym edge "
-        f"per phrase, random unit vectors of dim {p['dim']} (phrases, passages; facts without vectors), "
+        f"per phrase, random unit vectors of dim {p['dim']} (phrases, passages; "
+        f"{p.get('fact_vectors_per_phrase', 0.0)} embedded facts per phrase), "
         f"{p['queries']} queries of 2 seed phrases, "
         "PPR damping 0.5, tolerance 1e-8. Each size runs in its own process.",
         "",
@@ -501,9 +589,19 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         md_table(["operation"] + [f"{r['phrases']:,} phrases" for r in with_latency], lat_rows),
         "",
-        "## Retrieve (hipporag mode) stages, p50 ms",
+        f"## Retrieve ({stage_mode} mode) stages, p50 ms",
         "",
         md_table(["stage"] + [f"{r['phrases']:,}" for r in with_latency], stage_rows),
+        "",
+        "## Reads right after writes (ms, median over the writes)",
+        "",
+        "After the queries above: one `write_passages` call of one batch and its `write_synonyms`, then the "
+        "first default-mode (`hipporag2`) query after it (the snapshot brought forward) and the next one.",
+        "",
+        md_table(
+            ["phrases", "writes", "write_passages", "write_synonyms", "first query after", "next query"],
+            write_rows,
+        ),
         "",
         "Per size (load average before -> after, wall time of its process): "
         + "; ".join(
@@ -554,12 +652,24 @@ def main() -> None:
     parser.add_argument(
         "--fact-vectors-per-phrase",
         type=float,
-        default=0.0,
+        default=1.0,
         help="embedded facts per phrase (the first round(R x phrases per passage) facts of each passage)",
     )
     parser.add_argument("--synonym-threshold", type=float, default=0.8)
+    parser.add_argument(
+        "--vector-search",
+        choices=("auto", "exact", "approximate"),
+        default="auto",
+        help="the store's vector search (store.vector_search): auto uses the IVF index from 200k rows",
+    )
     parser.add_argument("--batch", type=int, default=256, help="passages per write_passages call")
     parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument(
+        "--writes",
+        type=int,
+        default=3,
+        help="write_passages calls, each followed by the first query after it",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per size before it is stopped")
     parser.add_argument("--workdir", default=tempfile.gettempdir())
@@ -595,8 +705,11 @@ def main() -> None:
             "relations_per_phrase",
             "synonyms_per_phrase",
             "synonym_threshold",
+            "fact_vectors_per_phrase",
             "batch",
             "queries",
+            "writes",
+            "vector_search",
             "seed",
             "timeout",
         )

@@ -1,26 +1,28 @@
-"""Side by side with the original HippoRAG 2 code (PyPI ``hipporag==2.0.0a4``) on MuSiQue, one run.
+"""The ``vs_hipporag2`` suite: side by side with the original HippoRAG 2 code (PyPI ``hipporag==2.0.0a4``).
 
-Issue 11's two comparative targets, measured interleaved on the same machine so that the load (a shared
-2-core machine) hits both programs alike; the solid figures are the ratios of each pair.
+MuSiQue, interleaved on the same machine under the harness's protocol (at least 3 rounds, each run's
+1-minute load recorded, pairs at loads more than 1.0 apart dropped, the median of the per-pair ratios
+with their spread, no ratio from fewer than two pairs).
 
 1. **Index build** of the 1,890 MuSiQue passages from the published GPT-3.5 OpenIE (no LLM call): embed
    passages, phrases and facts, build the graph, synonym edges. Each build is a fresh subprocess into a
    fresh directory: HippoRAG 2 in its own venv (``vs_hipporag2_theirs.py``, the offline set-up of
    ``../shared/anchor``), ours into a fresh embedded store (``vs_hipporag2_ours.py``, ``index_openie`` plus
-   the CSR snapshot), with the torch backend and with ``embedding.backend=onnx``. Rounds run
-   theirs, ours-torch, ours-onnx, theirs, ... with the same thread count. Recorded per build: the index
+   the CSR snapshot), with the torch backend and with ``embedding.backend=onnx``. Rounds rotate who
+   goes first (theirs, ours; ours, theirs; ...), with the same thread count. Recorded per build: the index
    call's wall and CPU seconds (in the worker), the whole process's wall and CPU seconds
-   (``resource.getrusage(RUSAGE_CHILDREN)``, so imports and model loading included), stage times.
+   (``resource.getrusage(RUSAGE_CHILDREN)``, so imports and model loading included), stage times, loads.
 2. **Query latency** without an LLM: each system loaded once (a server subprocess on the last build), then
    the same questions (``musique_dev70.json``) alternated query by query; timed inside each worker around
-   one retrieve call (query encoding included, model and index loading not). Ours: the default mode
+   one retrieve call (query encoding included, model and index loading not). Each pass over the
+   questions is a round of the protocol: its p50 per system and its load. Ours: the default mode
    (``hipporag2``; no LLM configured, so no recognition filter; spaCy query NER for the entity seeds).
    Theirs: ``HippoRAG.retrieve`` with the recognition filter replaced by an identity filter (the paper's
    "w/o filter"). R@2/R@5 of both from the same answers, gold passages by the anchor's rule.
 
-    python benchmarks/bench_vs_hipporag2.py [--rounds 2] [--threads 2] [--query-threads 1]
-        [--hipporag2-python /work/anchor-venv/bin/python] [--systems theirs,ours-torch,ours-onnx]
-        [--passages N] [--query-rounds 1] [--stem vs_hipporag2]
+    python benchmarks/run.py vs_hipporag2 [--rounds 3] [--threads 2] [--query-threads 1]
+        [--hipporag2-python /work/anchor-venv/bin/python] [--systems theirs,ours-default,plain-encode]
+        [--passages N] [--query-rounds 3] [--stem vs_hipporag2]
 
 ``--passages N`` indexes only the first N corpus passages (a smoke run: quality figures then mean
 little). The venv is set up as ``../shared/anchor/README.md`` says (torch 2.13.0 CPU first, then
@@ -44,16 +46,19 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-from common import (
+from harness import (
     MUSIQUE,
     OPENIE_FILE,
     QUESTIONS_FILE,
     REPO,
+    compare_or_refusal,
     latency_summary,
     load_average,
     md_header,
     md_table,
+    ratio_cell,
     require_files,
+    require_rounds,
     run_header,
     write_results,
 )
@@ -77,7 +82,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rounds", type=int, default=2, help="index builds per system (interleaved)")
+    parser.add_argument("--rounds", type=int, default=3, help="index builds per system (interleaved)")
     parser.add_argument("--threads", type=int, default=2, help="torch / ONNX threads for index builds")
     parser.add_argument("--query-threads", type=int, default=1, help="torch / ONNX threads for queries")
     parser.add_argument("--hipporag2-python", type=Path, default=DEFAULT_VENV_PYTHON)
@@ -85,7 +90,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--systems", default=",".join(SYSTEMS), help="comma-separated subset of " + ", ".join(SYSTEMS)
     )
     parser.add_argument("--passages", type=int, help="index only the first N corpus passages (smoke run)")
-    parser.add_argument("--query-rounds", type=int, default=1, help="passes over the questions")
+    parser.add_argument("--query-rounds", type=int, default=3, help="passes over the questions (rounds)")
     parser.add_argument(
         "--query-systems", help="systems in the query phase (default: --systems; their builds must exist)"
     )
@@ -168,7 +173,7 @@ def worker_command(
             *(["--passages", str(args.passages)] if args.passages and command == "index" else []),
         ]
     openie = work / "openie_subset.json" if args.passages else OPENIE_FILE
-    if system == "plain-encode":  # the reference encode of bench_default_install.py
+    if system == "plain-encode":  # the reference encode of the speed suite (bench_speed.py)
         return [
             sys.executable,
             str(HERE / "vs_hipporag2_ours.py"),
@@ -304,7 +309,8 @@ def index_phase(
 ) -> list[dict[str, Any]]:
     """Appends to ``builds`` as it goes, so a stopped run still reports the builds it finished."""
     for round_no in range(args.first_round, args.first_round + args.rounds):
-        for system in args.systems:
+        rotation = (round_no - 1) % len(args.systems)  # who goes first rotates: A B, B A, ...
+        for system in args.systems[rotation:] + args.systems[:rotation]:
             print(f"round {round_no}: indexing with {system} ...", file=sys.stderr, flush=True)
             result = run_index(system, args, work, log)
             result["round"] = round_no
@@ -331,16 +337,31 @@ def query_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> dict[str,
         stages: dict[str, dict[str, list[float]]] = {s: {} for s in args.query_systems}
         order = list(args.query_systems)
         load_start = load_average()
+        passes: list[dict[str, Any]] = []  # one round of the protocol per pass: its p50 per system, its load
         for pass_no in range(args.query_rounds):
+            pass_seconds: dict[str, list[float]] = {s: [] for s in order}
+            pass_load_start = load_average()
             for i, question in enumerate(questions):
                 rotation = (i + pass_no) % len(order)  # who goes first changes from question to question
                 for system in order[rotation:] + order[:rotation]:
                     answer = servers[system].ask({"q": question})
                     seconds[system].append(answer["s"])
+                    pass_seconds[system].append(answer["s"])
                     if pass_no == 0:
                         ranked[system].append(answer["ranked"])
                     for stage, value in (answer.get("timings") or {}).items():
                         stages[system].setdefault(stage, []).append(value)
+            pass_load_end = load_average()
+            for system, values in pass_seconds.items():  # both systems ran interleaved: the same loads
+                passes.append(
+                    {
+                        "system": system,
+                        "round": pass_no + 1,
+                        "p50_ms": round(1000 * float(np.percentile(values, 50)), 3),
+                        "load_start": pass_load_start,
+                        "load_end": pass_load_end,
+                    }
+                )
         load_end = load_average()
         cosine = None
         cosines: dict[str, dict[str, Any]] = {}
@@ -394,6 +415,7 @@ def query_phase(args: argparse.Namespace, work: Path, log: IO[str]) -> dict[str,
         "torch_threads": args.query_threads,
         "load_start": load_start,
         "load_end": load_end,
+        "rounds": passes,
         "systems": per_system,
         "per_query_s": seconds,
         "cosine_onnx_vs_torch": cosine,
@@ -425,6 +447,11 @@ def summarise(data: dict[str, Any]) -> dict[str, Any]:
                 ratios = pair_ratios(builds, system, key)
                 if ratios:
                     row[f"ratio_{key}"] = [round(r, 3) for r in ratios]
+            if any(b["system"] == "theirs" for b in builds):
+                row["protocol"] = {
+                    key: compare_or_refusal(builds, "theirs", system, key)
+                    for key in ("index_wall_s", "index_cpu_s")
+                }
         summary["index"][system] = row
     query = data.get("query")
     if query and "theirs" in query["systems"]:
@@ -432,6 +459,10 @@ def summarise(data: dict[str, Any]) -> dict[str, Any]:
         for system, q in query["systems"].items():
             if system != "theirs":
                 summary["query"][system] = {"ratio_p50": round(q["latency"]["p50_ms"] / theirs, 3)}
+                if query.get("rounds"):
+                    summary["query"][system]["protocol"] = compare_or_refusal(
+                        query["rounds"], "theirs", system, "p50_ms"
+                    )
     return summary
 
 
@@ -503,6 +534,19 @@ def markdown(data: dict[str, Any]) -> str:
                 ],
             ),
             "",
+            "Under the protocol (median of the per-round ratios ours / HippoRAG 2, min-max, pairs kept; "
+            "a round whose two builds' 1-minute loads differ by more than 1.0 is dropped):",
+            "",
+            md_table(
+                ["system", "index wall", "index CPU"],
+                [
+                    [LABELS.get(s, s)]
+                    + [ratio_cell(row["protocol"][k]) for k in ("index_wall_s", "index_cpu_s")]
+                    for s, row in summary["index"].items()
+                    if "protocol" in row
+                ],
+            ),
+            "",
             "Stages (s, median over rounds):",
             "",
         ]
@@ -550,6 +594,19 @@ def markdown(data: dict[str, Any]) -> str:
             ),
             "",
         ]
+        protocol_rows = [
+            [LABELS.get(s, s), ratio_cell(row["protocol"])]
+            for s, row in summary["query"].items()
+            if "protocol" in row
+        ]
+        if protocol_rows:
+            lines += [
+                "p50 ratio to HippoRAG 2 under the protocol (each pass over the questions a round; median of "
+                "the per-pass ratios, min-max):",
+                "",
+                md_table(["system", "p50 ratio"], protocol_rows),
+                "",
+            ]
         stage_lines = [
             f"- {LABELS.get(s, s)}: " + ", ".join(f"{k} {v}" for k, v in q["stage_p50_ms"].items())
             for s, q in query["systems"].items()
@@ -591,6 +648,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             )
         if not (ANCHOR_SCRIPTS / "anchor_common.py").is_file():
             sys.exit(f"{ANCHOR_SCRIPTS}/anchor_common.py not found (HippoRAG 2's offline set-up)")
+    if not args.skip_index and not args.prior_builds:
+        require_rounds(args.rounds)
+    if args.query_rounds:
+        require_rounds(args.query_rounds, "--query-rounds")
     header = run_header()
     work = args.keep_dir or Path(tempfile.mkdtemp(prefix="bench-vs-hipporag2-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -614,7 +675,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     [
                         sys.executable,
                         "-c",
-                        "from hipporag_neo4j.embedding import create_embedder;"
+                        "from hipporag_neo4j.embedding.encoder import create_embedder;"
                         "from hipporag_neo4j.settings import EmbeddingSettings;"
                         "create_embedder(EmbeddingSettings(backend='onnx')).dimension",
                     ],

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -73,6 +74,7 @@ def index(store: Path, backend: str, threads: int, openie: Path) -> dict[str, An
         "index_wall_s": wall,
         "index_cpu_s": cpu,
         "model_load_s": model_load,
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "stages_s": {**report.timings, "index_openie": index_wall, "snapshot": snapshot},
         "counts": {
             "passages": stats.passages,
@@ -130,7 +132,7 @@ def _plain_model(threads: int) -> Any:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    from hipporag_neo4j.embedding import SentenceTransformerEmbedder
+    from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder
 
     torch.set_num_threads(threads)
     return SentenceTransformer(SentenceTransformerEmbedder("all-MiniLM-L6-v2")._resolve(), device="cpu")
@@ -138,7 +140,7 @@ def _plain_model(threads: int) -> Any:
 
 def plain_texts(openie: Path) -> list[str]:
     """What an index build embeds: each passage (title + text), each distinct phrase and fact."""
-    from hipporag_neo4j.text import fact_text
+    from hipporag_neo4j.common.text import fact_text
 
     docs = json.loads(openie.read_text())["docs"]
     phrases: dict[str, None] = {}
@@ -165,6 +167,7 @@ def encode_index(threads: int, openie: Path) -> dict[str, Any]:
         "index_wall_s": wall,
         "index_cpu_s": cpu,
         "model_load_s": model_load,
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "counts": {"texts": len(texts)},
     }
 

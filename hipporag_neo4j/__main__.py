@@ -1,3 +1,3 @@
-from hipporag_neo4j.cli import main
+from hipporag_neo4j.cli.main import main
 
 main()

@@ -14,12 +14,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
-from hipporag_neo4j.embedding import Embedder, create_embedder
+from hipporag_neo4j.embedding.encoder import Embedder, create_embedder
 from hipporag_neo4j.errors import ConfigError, InputError, StoreNotFoundError
 from hipporag_neo4j.extraction.base import Extractor, QueryEntityExtractor
-from hipporag_neo4j.indexing import Indexer, IndexingOptions, ProgressCallback
-from hipporag_neo4j.inputs import passage_from_record, read_passages
+from hipporag_neo4j.indexing.inputs import passage_from_record, read_passages
+from hipporag_neo4j.indexing.passage_ids import resolve
+from hipporag_neo4j.indexing.pipeline import Indexer, IndexingOptions, ProgressCallback
+from hipporag_neo4j.indexing.synonyms import finish_pending_synonyms
 from hipporag_neo4j.models import (
+    RETRIEVAL_MODES,
     Answer,
     IndexReport,
     LinkedPhrase,
@@ -31,7 +34,6 @@ from hipporag_neo4j.models import (
     RetrievalStrategy,
     StoreStats,
 )
-from hipporag_neo4j.passage_ids import resolve
 from hipporag_neo4j.retrieval.clues import KnowledgeMemory
 from hipporag_neo4j.retrieval.retriever import Retriever, check_graph_mode
 from hipporag_neo4j.settings import Settings, load_settings
@@ -44,7 +46,6 @@ from hipporag_neo4j.stores.base import (
     ReembedState,
     StoreMeta,
 )
-from hipporag_neo4j.synonyms import finish_pending_synonyms
 
 if TYPE_CHECKING:
     from hipporag_neo4j.linking.linker import LinkReport
@@ -315,7 +316,7 @@ class HippoRAG:
         through the relationship types ``via`` (default: settings ``joined_graph`` and
         ``joined_rel_types``; giving ``via`` implies ``joined``). Such results list the nodes linked to
         each passage (``linked_entities``)."""
-        _check_choice(mode, "mode", get_args(RetrievalMode))
+        _check_choice(mode, "mode", tuple(RETRIEVAL_MODES))
         _check_choice(strategy, "strategy", get_args(RetrievalStrategy))
         query = (query or "").strip()
         r = self.settings.retrieval
@@ -328,7 +329,7 @@ class HippoRAG:
         from hipporag_neo4j.linking.graphs import open_enterprise_graph
         from hipporag_neo4j.linking.seeded import add_linked_entities, seed_links
 
-        with open_enterprise_graph(self) as graph:
+        with open_enterprise_graph(self.settings, self.store) as graph:
             links, unlinked = seed_links(graph, seed_nodes, r.use_specificity)
             note = f"no phrase is linked to seed node(s) {', '.join(unlinked)}" if unlinked else None
             if not query and not links:
@@ -342,7 +343,7 @@ class HippoRAG:
         return result
 
     def _join(self, joined: bool | None, via: Sequence[str] | None) -> GraphJoin | None:
-        from hipporag_neo4j.linking.model import check_identifier
+        from hipporag_neo4j.models import check_identifier
 
         r = self.settings.retrieval
         if via is not None:
@@ -403,7 +404,7 @@ class HippoRAG:
 
     def answer_from(self, retrieval: RetrievalResult) -> Answer:
         """Ask the reader LLM to answer ``retrieval.query`` from the retrieved passages (no new retrieval)."""
-        from hipporag_neo4j.answering import answer_question
+        from hipporag_neo4j.retrieval.answering import answer_question
 
         query = retrieval.query
         text, usage = answer_question(self.llm, query, [p.passage for p in retrieval.passages])
@@ -416,7 +417,7 @@ class HippoRAG:
         from hipporag_neo4j.linking.graphs import open_enterprise_graph
         from hipporag_neo4j.linking.linker import link_nodes
 
-        with open_enterprise_graph(self) as graph:
+        with open_enterprise_graph(self.settings, self.store) as graph:
             return link_nodes(self.store, self.embedder, graph, label, prop, min_similarity=min_similarity)
 
     def import_graph(self, path: str | Path) -> dict[str, int]:
@@ -438,7 +439,7 @@ class HippoRAG:
         from hipporag_neo4j.linking.graphs import open_enterprise_graph
         from hipporag_neo4j.linking.linker import unlink_nodes
 
-        with open_enterprise_graph(self) as graph:
+        with open_enterprise_graph(self.settings, self.store) as graph:
             return unlink_nodes(graph, label)
 
     def about(
@@ -530,7 +531,7 @@ class HippoRAG:
 
     def doctor(self) -> dict[str, Any]:
         """What is configured and reachable, without changing anything."""
-        from hipporag_neo4j.doctor import run_doctor
+        from hipporag_neo4j.diagnostics.doctor import run_doctor
 
         return run_doctor(self.settings)
 

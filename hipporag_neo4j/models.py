@@ -2,12 +2,50 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
-RetrievalMode = Literal["hipporag2", "hipporag", "dense", "ensemble", "hybrid"]
+from hipporag_neo4j.errors import InputError
+
+#: The retrieval modes by name, each the module ``hipporag_neo4j/retrieval/modes/<name>.py`` (a class behind
+#: :class:`hipporag_neo4j.retrieval.modes.base.Mode`). Adding a mode is that module and one line here: the
+#: CLI, REST, MCP and the settings' validation read the names from this registry.
+RETRIEVAL_MODES: dict[str, str] = {
+    "hipporag2": "HippoRAG 2: query-fact matching, phrase and passage seeds, PPR over phrases and passages",
+    "hipporag": "HippoRAG (the paper): query entities linked to phrases, PPR from them by node specificity",
+    "dense": "cosine of the query's and the passages' embeddings",
+    "ensemble": "the graph, averaged with dense when a query entity links with low confidence",
+    "hybrid": "the graph and dense always mixed, retrieval.hybrid_weight on the graph",
+}
+
+
+def check_mode(value: str) -> str:
+    """``value`` if it names a registered retrieval mode, else a ValueError naming the modes."""
+    if value not in RETRIEVAL_MODES:
+        raise ValueError(f"unknown retrieval mode {value!r}: use one of {', '.join(RETRIEVAL_MODES)}")
+    return value
+
+
+#: A registered retrieval mode's name (validated against :data:`RETRIEVAL_MODES`; an enum in JSON schemas).
+RetrievalMode = Annotated[
+    str, AfterValidator(check_mode), WithJsonSchema({"type": "string", "enum": list(RETRIEVAL_MODES)})
+]
 RetrievalStrategy = Literal["single", "ircot", "clues"]
+
+
+#: Labels, property names and relationship types are spliced into queries on Neo4j: only these pass.
+SAFE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def check_identifier(value: str, what: str) -> str:
+    if not SAFE_IDENTIFIER.match(value):
+        raise InputError(
+            f"{what} {value!r} is not a plain identifier "
+            "(letters, digits and underscores, not starting with a digit)"
+        )
+    return value
 
 
 class _Model(BaseModel):
@@ -17,7 +55,7 @@ class _Model(BaseModel):
 class PassageInput(_Model):
     """A passage to index. ``id`` is the passage's identity: indexing the same id again with other text
     replaces the stored version. It defaults to a hash of the text (files get their path instead, see
-    :mod:`hipporag_neo4j.inputs`); ``title`` is optional."""
+    :mod:`hipporag_neo4j.indexing.inputs`); ``title`` is optional."""
 
     text: str
     id: str | None = None

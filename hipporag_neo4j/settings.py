@@ -30,8 +30,10 @@ from pydantic import (
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from hipporag_neo4j.errors import ConfigError
-from hipporag_neo4j.linking.model import SAFE_IDENTIFIER
-from hipporag_neo4j.llm.structured import StructuredOutput
+from hipporag_neo4j.models import SAFE_IDENTIFIER, RetrievalMode
+
+#: How an OpenAI-compatible server is asked for JSON (``llm.structured_output``).
+StructuredOutput = Literal["none", "json_object", "json_object_schema", "json_schema"]
 
 SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
 #: URI schemes of the Neo4j Python driver (bolt = one server, neo4j = routing; +s / +ssc = TLS).
@@ -276,7 +278,7 @@ class ExtractionSettings(_Group):
 
 
 class RetrievalSettings(_Group):
-    mode: Literal["hipporag2", "hipporag", "dense", "ensemble", "hybrid"] = Field(
+    mode: RetrievalMode = Field(
         "hipporag2", description="Default retrieval mode (README: the modes table and why hipporag2)."
     )
     top_k: int = Field(5, ge=1, le=1000)

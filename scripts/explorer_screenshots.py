@@ -72,7 +72,7 @@ def serve(store: Path, key: str) -> tuple[subprocess.Popen[bytes], str]:
 def shoot(url: str, key: str, out: Path) -> None:
     from playwright.sync_api import sync_playwright
 
-    from hipporag_neo4j.text import make_phrase_id
+    from hipporag_neo4j.common.text import make_phrase_id
 
     out.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from hipporag_neo4j.common.text import passage_content
 from hipporag_neo4j.errors import LLMOutputError
 from hipporag_neo4j.extraction.base import clean_entities
 from hipporag_neo4j.extraction.prompts import ner_messages, openie_messages, qa_messages, query_ner_messages
@@ -32,7 +33,6 @@ from hipporag_neo4j.llm.local_server import LocalLLMServer
 from hipporag_neo4j.llm.structured import NAMED_ENTITIES, TRIPLES, JsonSchema
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.settings import LLMSettings
-from hipporag_neo4j.text import passage_content
 
 OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "llm"
 TITLES = ("Lumora Biotics", "Tomasz Wierzbicki", "Aldermoor Bell Tower", "Kesswick")

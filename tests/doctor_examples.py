@@ -77,7 +77,7 @@ def doctor_store_line(case: Case) -> str:
     """The ``store`` line of ``hipporag-neo4j doctor`` for a server with this capability set."""
     import neo4j
 
-    from hipporag_neo4j import doctor
+    from hipporag_neo4j.diagnostics import doctor
     from hipporag_neo4j.settings import Neo4jSettings, Settings, StoreSettings
     from hipporag_neo4j.stores.neo4j import store
 

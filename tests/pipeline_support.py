@@ -9,7 +9,7 @@ from pathlib import Path
 from fakes import FixedQueryNER, HashEmbedder, TableExtractor
 
 from hipporag_neo4j.api import HippoRAG
-from hipporag_neo4j.embedding import Embedder
+from hipporag_neo4j.embedding.encoder import Embedder
 from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.embedded.schema import TEXT_ROWS

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from fakes import FixedQueryNER, HashEmbedder, TableExtractor
 
 from hipporag_neo4j.api import HippoRAG, create_store
-from hipporag_neo4j.indexing import Indexer, IndexingOptions
+from hipporag_neo4j.indexing.pipeline import Indexer, IndexingOptions
 from hipporag_neo4j.models import PassageInput
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.base import GraphStore

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hipporag_neo4j.answering import answer_question, parse_answer
 from hipporag_neo4j.errors import LLMError
 from hipporag_neo4j.extraction.prompts import qa_messages
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.models import Passage, Usage
+from hipporag_neo4j.retrieval.answering import answer_question, parse_answer
 from tests import llm_replay
 from tests.llm_replay import ReplayServer, llm_settings
 

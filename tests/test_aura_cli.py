@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from test_neo4j_aura import FakeSessions
 
-from hipporag_neo4j.cli import main
+from hipporag_neo4j.cli.main import main
 from hipporag_neo4j.stores.neo4j.aura import SessionSummary
 
 pytestmark = pytest.mark.unit
@@ -175,7 +175,7 @@ def test_doctor_checks_the_aura_api_when_the_aura_engine_is_chosen(env: pytest.M
     import neo4j
     from neo4j_fake import FakeDriver, server
 
-    from hipporag_neo4j import doctor
+    from hipporag_neo4j.diagnostics import doctor
     from hipporag_neo4j.errors import StoreError
     from hipporag_neo4j.settings import load_settings
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from hipporag_neo4j.cli import main
+from hipporag_neo4j.cli.main import main
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 
 pytestmark = pytest.mark.integration
@@ -214,7 +214,7 @@ def test_progress_shows_on_a_terminal_from_the_start(monkeypatch: pytest.MonkeyP
     import io
     import sys
 
-    from hipporag_neo4j.cli import _progress_bar
+    from hipporag_neo4j.cli.main import _progress_bar
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -80,6 +80,8 @@ def test_ratios_are_per_round_pairs() -> None:
     assert summary["index"]["ours-torch"]["ratio_index_wall_s"] == [0.5, 0.3]
     assert summary["index"]["ours-torch"]["ratio_index_cpu_s"] == [0.4, 0.5]
     assert summary["query"]["ours-torch"]["ratio_p50"] == 0.4
+    # the harness's protocol: the median of the per-round ratios, both rounds at comparable loads
+    assert summary["index"]["ours-torch"]["protocol"]["index_wall_s"]["ratio_median"] == 0.4
 
 
 def test_report_shows_every_build_and_both_systems_quality() -> None:

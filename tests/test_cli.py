@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from hipporag_neo4j.cli import main
+from hipporag_neo4j.cli.main import main
 
 pytestmark = pytest.mark.integration
 

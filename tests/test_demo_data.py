@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from hipporag_neo4j.common.text import make_passage_id, normalize_phrase
 from hipporag_neo4j.extraction.base import validate_triples
 from hipporag_neo4j.extraction.recorded import load_recorded_extraction
-from hipporag_neo4j.text import make_passage_id, normalize_phrase
 
 pytestmark = pytest.mark.unit
 

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from fakes import HashEmbedder
 from test_store_conformance import _index
 
-from hipporag_neo4j.cli import main
+from hipporag_neo4j.cli.main import main
+from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.stores.base import GraphStore, SynonymEdge
-from hipporag_neo4j.text import make_phrase_id
 
 pytestmark = pytest.mark.integration
 

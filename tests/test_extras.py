@@ -31,10 +31,12 @@ PROJECT = PYPROJECT["project"]["name"]
 #: the modules of each optional feature (paths relative to the package) and the extra that installs it
 FEATURES: dict[str, str] = {
     "server/": "server",
+    "cli/serve.py": "server",
     "mcp_server/": "mcp",
+    "cli/mcp.py": "mcp",
     "integrations/neo4j_graphrag.py": "graphrag",
     "stores/neo4j/aura.py": "aura",
-    "embedding_onnx.py": "onnx",
+    "embedding/onnx_backend.py": "onnx",
 }
 
 

@@ -12,8 +12,8 @@ from neo4j_graphrag.retrievers.base import Retriever
 from neo4j_graphrag.types import LLMMessage
 from pipeline_support import make_memory
 
+from hipporag_neo4j.common.text import make_passage_id
 from hipporag_neo4j.integrations.neo4j_graphrag import HippoRAGRetriever
-from hipporag_neo4j.text import make_passage_id
 
 pytestmark = pytest.mark.integration  # an embedded store on disk (hash embedder, table extraction)
 

@@ -6,7 +6,7 @@ import pytest
 from fakes import HashEmbedder
 from pipeline_support import dump_embedded, make_memory
 
-from hipporag_neo4j.indexing import chunk_text
+from hipporag_neo4j.indexing.pipeline import chunk_text
 from hipporag_neo4j.models import PassageInput
 
 pytestmark = pytest.mark.integration

@@ -17,11 +17,12 @@ from pipeline_support import make_memory
 
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.errors import ConfigError, InputError
-from hipporag_neo4j.linking.embedded import DB_FILE, EmbeddedEnterpriseGraph
+from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
 from hipporag_neo4j.linking.graph_file import load_entity_graph
 from hipporag_neo4j.linking.linker import LinkReport, link_nodes, unlink_nodes
 from hipporag_neo4j.linking.model import EnterpriseGraph
 from hipporag_neo4j.models import RetrievalMode, RetrievalResult
+from hipporag_neo4j.stores.embedded.enterprise import DB_FILE
 
 pytestmark = pytest.mark.integration  # stores with data (hash embedder, table extraction)
 
@@ -350,7 +351,7 @@ def test_link_about_unlink_from_the_cli(tmp_path: Path) -> None:
     """The commands as a user runs them: real models, spaCy extraction, an imported entity graph."""
     from click.testing import CliRunner
 
-    from hipporag_neo4j.cli import main
+    from hipporag_neo4j.cli.main import main
 
     docs = tmp_path / "docs.jsonl"
     docs.write_text("\n".join(json.dumps(d) for d in _docs()), encoding="utf-8")

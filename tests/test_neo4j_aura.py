@@ -255,7 +255,7 @@ def test_doctor_names_the_aura_session(monkeypatch: pytest.MonkeyPatch) -> None:
     import neo4j
     from neo4j_fake import FakeDriver, server
 
-    from hipporag_neo4j import doctor
+    from hipporag_neo4j.diagnostics import doctor
     from hipporag_neo4j.settings import Settings, StoreSettings
 
     driver = server(FakeDriver(), version="5.27-aura", gds=None)

@@ -1,5 +1,5 @@
 """The whole product on a live Neo4j, as a user drives it: the real CLI entry point (click's runner on
-``hipporag_neo4j.cli.main``, or a subprocess for ``serve`` and ``mcp``) with ``--neo4j-uri`` and a
+``hipporag_neo4j.cli.main.main``, or a subprocess for ``serve`` and ``mcp``) with ``--neo4j-uri`` and a
 namespace of its own, the real embedder (all-MiniLM-L6-v2) and spaCy extraction; the LLM path through
 the replay server (tests/llm_replay.py). Every test's namespace is deleted after it (conftest).
 """
@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from neo4j_support import neo4j_env, neo4j_settings_or_skip, random_namespace, run_cypher
 from server_support import ServerProcess
 
-from hipporag_neo4j.cli import MODES, STRATEGIES, main
+from hipporag_neo4j.cli.main import MODES, STRATEGIES, main
 from hipporag_neo4j.stores.neo4j.cypher import load_query, query_names
 from tests.llm_replay import MODEL, ReplayServer, Reply, llm_server  # noqa: F401 (fixture)
 

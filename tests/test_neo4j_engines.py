@@ -4,7 +4,7 @@ PageRank loop as GDS runs it (absolute per-node tolerance), a GDS catalog shared
 and writes committed between two statements of a transaction (READ COMMITTED).
 
 Every engine (``gds-weighted``, ``gds-linear``, ``local``) is checked against an independent reference
-(:mod:`hipporag_neo4j.ppr` on a graph built here from the emulated database) for the three questions a
+(:mod:`hipporag_neo4j.graph.ppr` on a graph built here from the emulated database) for the three questions a
 store answers: phrase PPR, HippoRAG's passage scores, HippoRAG 2's Passage-node ranking.
 """
 
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from neo4j_fake import FakeDriver, FakeGraph, FakeServer, pregel_pagerank, server
 
-from hipporag_neo4j import ppr
 from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.graph import ppr
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import PassageScore
 from hipporag_neo4j.stores.neo4j import Neo4jStore
@@ -288,7 +288,7 @@ def test_linear_fallback_runs_one_gds_pagerank_per_seed_found() -> None:
 
 
 def test_gds_equals_the_in_process_engine_after_normalisation_with_isolated_phrases() -> None:
-    """GDS keeps the mass of a node without edges where hipporag_neo4j.ppr returns it to the reset
+    """GDS keeps the mass of a node without edges where hipporag_neo4j.graph.ppr returns it to the reset
     vector; that only scales the solution, so the normalised scores are equal (dampingFactor is
     igraph's damping)."""
     g = corpus()

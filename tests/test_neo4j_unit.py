@@ -907,7 +907,7 @@ def test_capability_notes_make_no_claim_that_gds_and_the_local_engine_disagree()
 def test_doctor_names_the_engine_the_gds_status_and_the_projection_memory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from hipporag_neo4j import doctor
+    from hipporag_neo4j.diagnostics import doctor
     from hipporag_neo4j.settings import Settings
 
     srv, _ = embedded_server()

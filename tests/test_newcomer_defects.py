@@ -22,10 +22,10 @@ from click.testing import CliRunner, Result
 from fakes import HashEmbedder, TableExtractor
 
 from hipporag_neo4j import HippoRAG, load_settings
-from hipporag_neo4j.cli import main
-from hipporag_neo4j.cli_support import print_retrieval
+from hipporag_neo4j.cli.main import main
+from hipporag_neo4j.cli.support import print_retrieval
 from hipporag_neo4j.errors import InputError, StoreNotFoundError
-from hipporag_neo4j.inputs import read_passages
+from hipporag_neo4j.indexing.inputs import read_passages
 from hipporag_neo4j.models import (
     Explanation,
     FactScore,
@@ -394,7 +394,7 @@ def test_eval_with_the_musique_extraction_stores_only_the_corpus(tmp_path: Path)
 
 @pytest.mark.unit
 def test_global_options_move_before_the_command_and_nothing_else_does() -> None:
-    from hipporag_neo4j.cli import hoist_global_options
+    from hipporag_neo4j.cli.main import hoist_global_options
 
     args = ["query", "q", "--json", "--store", "s", "--top-k", "2", "--namespace=kb"]
     assert hoist_global_options(main, args) == [

@@ -4,7 +4,7 @@ import igraph as ig
 import numpy as np
 import pytest
 
-from hipporag_neo4j.ppr import (
+from hipporag_neo4j.graph.ppr import (
     FactorisedPpr,
     forward_push,
     node_strengths,

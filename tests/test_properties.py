@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pipeline_support import dump_embedded, make_memory
 
-from hipporag_neo4j.text import make_passage_id
+from hipporag_neo4j.common.text import make_passage_id
 
 pytestmark = pytest.mark.integration
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from hipporag_neo4j.common.text import make_passage_id
 from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.extraction.base import Extractor
 from hipporag_neo4j.extraction.recorded import (
@@ -15,7 +16,6 @@ from hipporag_neo4j.extraction.recorded import (
     load_recorded_extraction,
 )
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure
-from hipporag_neo4j.text import make_passage_id
 
 pytestmark = pytest.mark.unit
 

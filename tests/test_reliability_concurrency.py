@@ -17,12 +17,12 @@ from fakes import HashEmbedder
 from reliability_support import assert_same_store, dump_store, run_worker, start_worker
 from reliability_worker import BATCH, QUERY, corpus, expected_states, memory
 
-from hipporag_neo4j.indexing import Indexer, IndexingOptions
+from hipporag_neo4j.common.text import make_passage_id
+from hipporag_neo4j.indexing.pipeline import Indexer, IndexingOptions
 from hipporag_neo4j.models import Passage, PassageInput
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS
-from hipporag_neo4j.text import make_passage_id
 
 pytestmark = pytest.mark.integration
 

@@ -25,7 +25,7 @@ from reliability_support import (
 )
 from reliability_worker import corpus, memory
 
-from hipporag_neo4j.indexing import Indexer, IndexingOptions
+from hipporag_neo4j.indexing.pipeline import Indexer, IndexingOptions
 from hipporag_neo4j.models import PassageInput
 
 pytestmark = pytest.mark.integration

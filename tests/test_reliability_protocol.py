@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from test_store_conformance import EMB, _records, store  # noqa: F401  (store is a fixture)
 
+from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.errors import ReembedPendingError
 from hipporag_neo4j.stores.base import GraphStore, ReembedState, SynonymEdge
-from hipporag_neo4j.text import make_phrase_id
 
 pytestmark = pytest.mark.integration
 

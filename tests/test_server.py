@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from pipeline_support import dump_embedded, make_memory
 from server_support import ServerProcess, chain_corpus, harness, wait_for_file
 
-from hipporag_neo4j.cli import main
+from hipporag_neo4j.cli.main import main
 from tests import llm_replay
 from tests.llm_replay import ReplayServer, Reply
 
@@ -144,10 +144,10 @@ def test_index_as_job_query_delete(small: tuple[ServerProcess, list[dict[str, st
 
 def test_query_from_seed_nodes_over_the_joined_graph(tmp_path: Path) -> None:
     """seed_nodes, joined and via in the /query body (the enterprise graph imported beside the store)."""
+    from hipporag_neo4j.common.text import make_phrase_id
     from hipporag_neo4j.linking.embedded import EmbeddedEnterpriseGraph
     from hipporag_neo4j.linking.graph_file import EntityGraph
     from hipporag_neo4j.linking.model import EnterpriseEdge, EnterpriseNode, SameAs
-    from hipporag_neo4j.text import make_phrase_id
 
     passages, table = chain_corpus(6)
     server = harness(tmp_path, table, {})

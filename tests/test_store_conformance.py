@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from fakes import HashEmbedder
 
+from hipporag_neo4j.common.text import fact_text, make_fact_id, make_phrase_id
 from hipporag_neo4j.errors import ModelMismatchError
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord, SynonymEdge
-from hipporag_neo4j.text import fact_text, make_fact_id, make_phrase_id
 
 pytestmark = pytest.mark.integration
 

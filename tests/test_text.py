@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from hipporag_neo4j.common.text import fold_accents, make_passage_id, normalize_phrase
 from hipporag_neo4j.extraction.base import clean_entities, validate_triples
-from hipporag_neo4j.text import fold_accents, make_passage_id, normalize_phrase
 
 pytestmark = pytest.mark.unit
 

@@ -30,8 +30,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from hipporag_neo4j.common.text import passage_content
 from hipporag_neo4j.errors import InputError
-from hipporag_neo4j.text import passage_content
 
 HOTPOTQA_SEPARATOR = ""
 TWOWIKI_SEPARATOR = " "

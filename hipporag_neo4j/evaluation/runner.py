@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from hipporag_neo4j.api import HippoRAG
+from hipporag_neo4j.common.text import make_passage_id
 from hipporag_neo4j.errors import ConfigError, InputError
 from hipporag_neo4j.evaluation.loaders import CorpusPassage, EvalQuestion, UnmatchedGold, locate_gold
 from hipporag_neo4j.evaluation.metrics import (
@@ -25,12 +26,12 @@ from hipporag_neo4j.evaluation.metrics import (
     score_question,
 )
 from hipporag_neo4j.evaluation.stats import BootstrapResult, paired_bootstrap
-from hipporag_neo4j.models import IndexReport, RetrievalMode, RetrievalResult
-from hipporag_neo4j.text import make_passage_id
+from hipporag_neo4j.models import RETRIEVAL_MODES, IndexReport, RetrievalMode, RetrievalResult
 
 BASELINE_MODE: RetrievalMode = "dense"
 COMPARED_METRICS: tuple[str, ...] = ("R@2", "R@5", "AR@5")
-GRAPH_MODES: frozenset[str] = frozenset({"hipporag2", "hipporag", "ensemble", "hybrid"})
+#: Every registered mode but the baseline: each is compared with it.
+GRAPH_MODES: frozenset[str] = frozenset(RETRIEVAL_MODES) - {BASELINE_MODE}
 #: Modes that link query entities to phrases: the walk's reach is measured from their links.
 LINKING_MODES: frozenset[str] = GRAPH_MODES - {"hipporag2"}
 
@@ -338,7 +339,7 @@ def run_evaluation(
     all_gold = sorted({g for gold in gold_by_question.values() for g in gold})
     stored = _stored_or_chunked(memory, all_gold)
 
-    mode_list: list[RetrievalMode] = list(dict.fromkeys(modes))  # type: ignore[arg-type]
+    mode_list: list[RetrievalMode] = list(dict.fromkeys(modes))
     seconds = dict.fromkeys(mode_list, 0.0)
     results: list[QuestionResult] = []
     for done, question in enumerate(questions, start=1):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure, Triple
-from hipporag_neo4j.text import normalize_phrase
 
 
 @runtime_checkable

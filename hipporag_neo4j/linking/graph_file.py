@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hipporag_neo4j.errors import InputError
-from hipporag_neo4j.linking.model import EnterpriseEdge, EnterpriseNode, check_identifier
+from hipporag_neo4j.linking.model import EnterpriseEdge, EnterpriseNode
+from hipporag_neo4j.models import check_identifier
 
 
 @dataclass

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from hipporag_neo4j.embedding import Embedder
+from hipporag_neo4j.common.text import normalize_phrase
+from hipporag_neo4j.embedding.encoder import Embedder
 from hipporag_neo4j.errors import InputError
-from hipporag_neo4j.linking.model import EnterpriseGraph, SameAs, check_identifier
+from hipporag_neo4j.linking.model import EnterpriseGraph, SameAs
+from hipporag_neo4j.models import check_identifier
 from hipporag_neo4j.stores.base import GraphStore
 from hipporag_neo4j.stores.neo4j.graph_model import LABELS as OWN_LABELS
-from hipporag_neo4j.text import normalize_phrase
 
 
 class LinkReport(BaseModel):

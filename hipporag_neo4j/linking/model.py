@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.models import LinkedEntity
 
-#: Labels, property names and relationship types are spliced into queries on Neo4j: only these pass.
-SAFE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-
 LinkMethod = Literal["exact", "embedding"]
-
-
-def check_identifier(value: str, what: str) -> str:
-    if not SAFE_IDENTIFIER.match(value):
-        raise InputError(
-            f"{what} {value!r} is not a plain identifier "
-            "(letters, digits and underscores, not starting with a digit)"
-        )
-    return value
 
 
 @dataclass(frozen=True)
@@ -83,14 +69,3 @@ class EnterpriseGraph(Protocol):
     def links_of_passages(self, passage_ids: Sequence[str]) -> dict[str, list[LinkedEntity]]:
         """Passage id -> the nodes linked to the phrases it mentions, best link first."""
         ...
-
-
-@dataclass(frozen=True)
-class JoinEdges:
-    """What the joined walk adds to the knowledge graph (see :class:`~hipporag_neo4j.stores.base.GraphJoin`):
-    the SAME_AS links and the chosen relationships touching linked nodes, as read from where they live.
-    ``version`` changes with every link, unlink and import (None: not tracked, do not cache)."""
-
-    version: int | None
-    same_as: list[tuple[str, str, float]]  # (phrase id, node id, link score)
-    edges: list[tuple[str, str]]  # (source node id, target node id), one per relationship

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hipporag_neo4j.common.sqlite import set_wal
 from hipporag_neo4j.errors import ConfigError
-from hipporag_neo4j.sqlite_support import set_wal
 
 log = logging.getLogger(__name__)
 

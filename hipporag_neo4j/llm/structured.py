@@ -16,9 +16,11 @@ Servers ask for constrained JSON in different ways (checked against their docume
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-StructuredOutput = Literal["none", "json_object", "json_object_schema", "json_schema"]
+from hipporag_neo4j.settings import StructuredOutput
+
+__all__ = ["JsonSchema", "StructuredOutput", "response_format"]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,14 @@ from pydantic import BaseModel, Field
 
 from hipporag_neo4j import __version__
 from hipporag_neo4j.errors import HippoRAGError
-from hipporag_neo4j.models import IndexReport, PassageInput, RetrievalMode, RetrievalResult, StoreStats
+from hipporag_neo4j.models import (
+    RETRIEVAL_MODES,
+    IndexReport,
+    PassageInput,
+    RetrievalMode,
+    RetrievalResult,
+    StoreStats,
+)
 from hipporag_neo4j.service import KnowledgeService
 
 T = TypeVar("T")
@@ -157,8 +164,8 @@ def build_mcp_server(service: KnowledgeService) -> MCPServer[Any]:
         mode: Annotated[
             RetrievalMode | None,
             Field(
-                description="hipporag2 (the default: facts, then the graph), hipporag, dense, ensemble or "
-                "hybrid."
+                description="The retrieval mode (default: the server's): "
+                + "; ".join(f"{name}: {what}" for name, what in RETRIEVAL_MODES.items())
             ),
         ] = None,
         seed_nodes: Annotated[

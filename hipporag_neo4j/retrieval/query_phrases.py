@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.stores.base import GraphStore, PhraseHit
-from hipporag_neo4j.text import normalize_phrase
 
 # Function words that never make a phrase on their own (a match made only of these is dropped).
 STOPWORDS = frozenset(

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 
+from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.errors import LLMOutputError
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_object
 from hipporag_neo4j.llm.structured import FACTS
 from hipporag_neo4j.retrieval.prompts import filter_messages
 from hipporag_neo4j.stores.base import FactHit
-from hipporag_neo4j.text import normalize_phrase
 
 log = logging.getLogger(__name__)
 

@@ -1,31 +1,32 @@
-"""Retrieval modes over any GraphStore.
+"""The retriever: the steps every retrieval mode shares, over any GraphStore.
 
-* ``hipporag``: the paper's single-step multi-hop retrieval (section 2.3): query entities -> nearest phrase
-  each -> reset probabilities = node specificity -> PPR -> passage score = sum(PPR x occurrences).
-* ``hipporag2``: HippoRAG 2 (facts -> recognition memory -> phrase and passage seeds -> PPR over phrases
-  and passages), in :mod:`.hipporag2`; the default.
-* ``dense``: cosine of query and passage embeddings.
-* ``ensemble``: the uncertainty-based ensemble of appendix F.2: when a query entity links to its phrase with
-  cosine below ``ensemble_threshold``, the min-max-normalised graph and dense scores are averaged.
-* ``hybrid``: always mix the two, ``hybrid_weight`` on the graph.
+Query entities (NER), one encoding pass for the query and its entities, linking entities to phrases, the
+walk from linked phrases (PPR), dense scores, and the ranked result. Each mode is a module of
+:mod:`hipporag_neo4j.retrieval.modes` that puts these steps together; :meth:`Retriever.retrieve` picks it
+by name from the registry (:data:`hipporag_neo4j.models.RETRIEVAL_MODES`).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import cache
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from hipporag_neo4j.embedding import Embedder
+from hipporag_neo4j.common.text import normalize_phrase
+from hipporag_neo4j.embedding.encoder import Embedder
 from hipporag_neo4j.errors import HippoRAGError, InputError
 from hipporag_neo4j.extraction.base import QueryEntityExtractor
 from hipporag_neo4j.models import (
+    RETRIEVAL_MODES,
     Explanation,
     LinkedPhrase,
     PhraseScore,
@@ -34,11 +35,10 @@ from hipporag_neo4j.models import (
     RetrievedPassage,
 )
 from hipporag_neo4j.retrieval.fusion import min_max, mix
-from hipporag_neo4j.retrieval.hipporag2 import FactFilter, HippoRAG2Run, retrieve_hipporag2
+from hipporag_neo4j.retrieval.hipporag2 import FactFilter
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import GraphJoin, GraphStore, Matrix, PassageScore, PhraseHit, Vector
-from hipporag_neo4j.text import normalize_phrase
 
 log = logging.getLogger(__name__)
 
@@ -63,14 +63,57 @@ def blas_threads(threads: int | None) -> Iterator[None]:
         yield
 
 
+@dataclass
+class Query:
+    """One query as a mode sees it: the text, how many passages, and where timings go."""
+
+    text: str
+    mode: RetrievalMode
+    top_k: int
+    pool: int  # how many scores a mode that normalises over every passage asks for
+    n_passages: int
+    timings: dict[str, float]
+    started: float
+    join: GraphJoin | None
+    node_links: list[LinkedPhrase]
+
+
+class Mode(ABC):
+    """A retrieval mode: one module of :mod:`hipporag_neo4j.retrieval.modes` named as in
+    :data:`~hipporag_neo4j.models.RETRIEVAL_MODES`, whose ``MODE`` is an instance of this class."""
+
+    #: answers seed nodes, a joined graph and empty queries (it walks from seeds)
+    graph: ClassVar[bool] = False
+
+    @abstractmethod
+    def retrieve(self, retriever: Retriever, q: Query) -> RetrievalResult:
+        """The ranked passages for ``q``, put together from the retriever's shared steps."""
+
+
+@cache
+def get_mode(name: str) -> Mode:
+    """The registered mode ``name`` (its module ``hipporag_neo4j.retrieval.modes.<name>``)."""
+    if name not in RETRIEVAL_MODES:
+        raise InputError(f"unknown retrieval mode {name!r}: use one of {', '.join(RETRIEVAL_MODES)}")
+    mode = importlib.import_module(f"hipporag_neo4j.retrieval.modes.{name}").MODE
+    if not isinstance(mode, Mode):
+        raise TypeError(f"hipporag_neo4j.retrieval.modes.{name}.MODE is not a Mode")
+    return mode
+
+
 def check_graph_mode(mode: RetrievalMode) -> None:
-    """Seed nodes, the joined graph and empty queries are for the PPR modes only."""
-    if mode not in ("hipporag", "hipporag2"):
-        raise InputError(f"seed nodes, the joined graph and empty queries need a graph mode, not {mode}")
+    """Seed nodes, the joined graph and empty queries are for the modes that walk from seeds only."""
+    if not get_mode(mode).graph:
+        graph = ", ".join(name for name in RETRIEVAL_MODES if get_mode(name).graph)
+        raise InputError(
+            f"seed nodes, the joined graph and empty queries need a graph mode ({graph}), not {mode}"
+        )
 
 
 @dataclass
-class _GraphRun:
+class GraphRun:
+    """What the walk from the query's linked phrases gave: the entities, their links, passage scores."""
+
     entities: list[str]
     linked: list[LinkedPhrase]
     scores: list[PassageScore]
@@ -153,7 +196,7 @@ class Retriever:
             weight=self._weight(hit.passage_count),
         )
 
-    def _query_phrase_links(self, query: str, timings: dict[str, float]) -> list[LinkedPhrase]:
+    def query_phrase_links(self, query: str, timings: dict[str, float]) -> list[LinkedPhrase]:
         """The graph phrases found verbatim in the query, as links (no NER, no encoding)."""
         t = time.perf_counter()
         linked = [self._verbatim_link(hit) for hit in phrases_in_query(self.store, query)]
@@ -165,8 +208,16 @@ class Retriever:
             return 1.0 / passage_count
         return 1.0
 
-    # --- modes ---------------------------------------------------------------------------------
-    def _graph(
+    # --- the steps the modes share -----------------------------------------------------------
+    def entities(self, query: str, timings: dict[str, float]) -> tuple[list[str], str | None]:
+        """The query's entities (NER), distinct and non-empty once normalised, and a note on fallbacks."""
+        t = time.perf_counter()
+        found, note = self.query_entities(query)
+        entities = [e for e in dict.fromkeys(found) if normalize_phrase(e)]
+        timings["query_ner"] = time.perf_counter() - t
+        return entities, note
+
+    def graph(
         self,
         query: str,
         entities: list[str],
@@ -176,7 +227,8 @@ class Retriever:
         timings: dict[str, float],
         join: GraphJoin | None = None,
         node_links: Sequence[LinkedPhrase] = (),
-    ) -> _GraphRun:
+    ) -> GraphRun:
+        """Link ``entities``, seed their phrases (weights summed) and walk: the best ``limit`` passages."""
         linked = self.link(query, entities, vectors, timings)
         seeds: dict[str, float] = {}
         for item in [*linked, *node_links]:
@@ -193,21 +245,95 @@ class Retriever:
         timings["ppr_and_aggregation"] = time.perf_counter() - t
         if not seeds:
             note = (note + "; " if note else "") + "no query entity linked to the graph"
-        return _GraphRun(entities, linked, scores, note)
+        return GraphRun(entities, linked, scores, note)
 
-    def _encode(self, query: str, entities: list[str], timings: dict[str, float]) -> tuple[Vector, Matrix]:
+    def encode(self, query: str, entities: list[str], timings: dict[str, float]) -> tuple[Vector, Matrix]:
         """The query and its entities in one forward pass (one batch is cheaper than two calls)."""
         t = time.perf_counter()
         vectors = self.embedder.encode([query, *entities])
         timings["encode"] = time.perf_counter() - t
         return vectors[0], vectors[1:]
 
-    def _dense(self, vector: Vector, limit: int, timings: dict[str, float]) -> list[PassageScore]:
+    def dense(self, vector: Vector, limit: int, timings: dict[str, float]) -> list[PassageScore]:
+        """The ``limit`` passages nearest to ``vector`` by cosine."""
         t = time.perf_counter()
         scores = self.store.dense_passage_scores(vector, limit)
         timings["dense_search"] = time.perf_counter() - t
         return scores
 
+    def walk_and_mix(
+        self, q: Query, limit: int, weight: Callable[[GraphRun], float | None]
+    ) -> RetrievalResult:
+        """The walk from the query's entities, mixed with dense scores when ``weight(run)`` gives the
+        graph's weight (None: the walk alone). With no linked entity there is nothing to walk from: the
+        result is dense's (noted). ``limit``: how many walk scores (a mix normalises over the pool)."""
+        entities: list[str] = []
+        note = None
+        if q.text:
+            entities, note = self.entities(q.text, q.timings)
+            query_vector, entity_vectors = self.encode(q.text, entities, q.timings)
+        else:  # seed nodes alone: nothing to encode, no dense fallback
+            entity_vectors = np.zeros((0, self.embedder.dimension), dtype=np.float32)
+        run = self.graph(q.text, entities, entity_vectors, note, limit, q.timings, q.join, q.node_links)
+        graph_raw = {p.passage_id: p.score for p in run.scores}
+        no_graph = not graph_raw and bool(q.text)
+        graph_weight = None if no_graph else weight(run)
+        dense_scores: list[PassageScore] = []
+        combined: dict[str, float] = graph_raw
+        if no_graph:
+            dense_scores = self.dense(query_vector, q.top_k, q.timings)
+            combined = {p.passage_id: p.score for p in dense_scores}
+        elif graph_weight is not None:
+            dense_scores = self.dense(query_vector, q.pool, q.timings)
+            dense_raw = {p.passage_id: p.score for p in dense_scores}
+            # dense scores of passages outside the pool are below its minimum
+            dense_floor = None if len(dense_raw) >= q.n_passages else min(dense_raw.values())
+            combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), graph_weight)
+        used_dense = no_graph or graph_weight is not None
+        return self.ranked(q, combined, run, dense_scores, used_dense)
+
+    def ranked(
+        self,
+        q: Query,
+        combined: dict[str, float],
+        run: GraphRun | None,
+        dense_scores: list[PassageScore],
+        used_dense: bool,
+    ) -> RetrievalResult:
+        """The best ``q.top_k`` of ``combined`` as a result, each passage with what its score is made of."""
+        ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
+        passages = self.store.get_passages([pid for pid, _ in ranked])
+        ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
+        graph_by_id = {p.passage_id: p for p in run.scores} if run else {}
+        dense_by_id = {p.passage_id: p.score for p in dense_scores}
+        results = []
+        for rank, (pid, score) in enumerate(ranked, start=1):
+            graph_score = graph_by_id.get(pid)
+            explanation = Explanation(
+                query_entities=run.entities if run else [],
+                linked=run.linked if run else [],
+                top_phrases=[PhraseScore(phrase=n, score=c) for n, c in graph_score.top_phrases]
+                if graph_score
+                else [],
+                graph_score=graph_score.score if graph_score else (0.0 if run else None),
+                dense_score=dense_by_id.get(pid),
+                note=run.note if run else None,
+            )
+            results.append(
+                RetrievedPassage(rank=rank, passage=passages[pid], score=score, explanation=explanation)
+            )
+        q.timings["total"] = time.perf_counter() - q.started
+        return RetrievalResult(
+            query=q.text,
+            mode=q.mode,
+            passages=results,
+            query_entities=run.entities if run else [],
+            linked=run.linked if run else [],
+            used_dense_fallback=used_dense,
+            timings=q.timings,
+        )
+
+    # --- one query ------------------------------------------------------------------------------
     def retrieve(
         self,
         query: str,
@@ -217,214 +343,20 @@ class Retriever:
         join: GraphJoin | None = None,
         node_links: Sequence[LinkedPhrase] = (),
     ) -> RetrievalResult:
-        """Passages for ``query``; ``node_links`` (phrases linked to seed nodes) are seeded with the query's
-        entities, and ``join`` runs PPR over the joined graph (graph modes only). An empty query is
-        answered from ``node_links`` alone (hipporag and hipporag2)."""
+        """Passages for ``query`` by ``mode`` (default: the settings'); ``node_links`` (phrases linked to
+        seed nodes) are seeded with the query's entities, and ``join`` runs PPR over the joined graph
+        (graph modes only). An empty query is answered from ``node_links`` alone (graph modes)."""
         with blas_threads(self.settings.query_blas_threads):
-            return self._retrieve_any(query, mode, top_k, join, node_links)
-
-    def _retrieve_any(
-        self,
-        query: str,
-        mode: RetrievalMode | None,
-        top_k: int | None,
-        join: GraphJoin | None,
-        node_links: Sequence[LinkedPhrase],
-    ) -> RetrievalResult:
-        mode = mode or self.settings.mode
-        top_k = top_k or self.settings.top_k
-        if join is not None or node_links or not query:
-            check_graph_mode(mode)
-        timings: dict[str, float] = {}
-        started = time.perf_counter()
-        n_passages = self.store.passage_count()
-        pool = min(self.candidate_pool, max(n_passages, top_k))
-        if mode == "hipporag2":
-            result = self._retrieve_hipporag2(
-                query, top_k, pool, n_passages, timings, started, join, list(node_links)
-            )
-        else:
-            result = self._retrieve(query, mode, top_k, pool, n_passages, timings, started, join, node_links)
-        if join is not None or node_links:
-            result.seed_links = list(node_links)
-            result.joined = None if join is None else list(join.rel_types)
-        return result
-
-    def _retrieve(
-        self,
-        query: str,
-        mode: RetrievalMode,
-        top_k: int,
-        pool: int,
-        n_passages: int,
-        timings: dict[str, float],
-        started: float,
-        join: GraphJoin | None,
-        node_links: Sequence[LinkedPhrase],
-    ) -> RetrievalResult:
-        graph_run: _GraphRun | None = None
-        dense_scores: list[PassageScore] = []
-        combined: dict[str, float]
-        entities: list[str] = []
-        note = None
-        if mode != "dense" and query:
-            t = time.perf_counter()
-            found, note = self.query_entities(query)
-            entities = [e for e in dict.fromkeys(found) if normalize_phrase(e)]
-            timings["query_ner"] = time.perf_counter() - t
-        if query:
-            query_vector, entity_vectors = self._encode(query, entities, timings)
-        else:  # seed nodes alone (hipporag): nothing to encode, no dense fallback
-            entity_vectors = np.zeros((0, self.embedder.dimension), dtype=np.float32)
-        if mode == "dense":
-            dense_scores = self._dense(query_vector, top_k, timings)
-            combined = {p.passage_id: p.score for p in dense_scores}
-            used_dense = True
-        else:
-            # Mixed modes normalise over every passage, so they need the whole pool of graph scores.
-            limit = top_k if mode == "hipporag" else pool
-            graph_run = self._graph(query, entities, entity_vectors, note, limit, timings, join, node_links)
-            graph_raw = {p.passage_id: p.score for p in graph_run.scores}
-            uncertain = any(item.similarity < self.settings.ensemble_threshold for item in graph_run.linked)
-            no_graph = not graph_raw and bool(query)
-            # With no linked entity PPR has nothing to start from: every mode falls back to dense (noted).
-            used_dense = mode == "hybrid" or no_graph or (mode == "ensemble" and uncertain)
-            if used_dense:
-                dense_scores = self._dense(query_vector, top_k if no_graph else pool, timings)
-                dense_raw = {p.passage_id: p.score for p in dense_scores}
-                if no_graph:
-                    combined = dense_raw
-                else:
-                    weight = self.settings.hybrid_weight if mode == "hybrid" else 0.5
-                    # dense scores of passages outside the pool are below its minimum
-                    dense_floor = None if len(dense_raw) >= n_passages else min(dense_raw.values())
-                    combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), weight)
-            else:
-                combined = graph_raw
-
-        ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
-        passages = self.store.get_passages([pid for pid, _ in ranked])
-        ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
-        graph_by_id = {p.passage_id: p for p in graph_run.scores} if graph_run else {}
-        dense_by_id = {p.passage_id: p.score for p in dense_scores}
-        results = []
-        for rank, (pid, score) in enumerate(ranked, start=1):
-            graph_score = graph_by_id.get(pid)
-            explanation = Explanation(
-                query_entities=graph_run.entities if graph_run else [],
-                linked=graph_run.linked if graph_run else [],
-                top_phrases=[PhraseScore(phrase=n, score=c) for n, c in graph_score.top_phrases]
-                if graph_score
-                else [],
-                graph_score=graph_score.score if graph_score else (0.0 if graph_run else None),
-                dense_score=dense_by_id.get(pid),
-                note=graph_run.note if graph_run else None,
-            )
-            results.append(
-                RetrievedPassage(rank=rank, passage=passages[pid], score=score, explanation=explanation)
-            )
-        timings["total"] = time.perf_counter() - started
-        return RetrievalResult(
-            query=query,
-            mode=mode,
-            passages=results,
-            query_entities=graph_run.entities if graph_run else [],
-            linked=graph_run.linked if graph_run else [],
-            used_dense_fallback=used_dense,
-            timings=timings,
-        )
-
-    def _retrieve_hipporag2(
-        self,
-        query: str,
-        top_k: int,
-        pool: int,
-        n_passages: int,
-        timings: dict[str, float],
-        started: float,
-        join: GraphJoin | None,
-        node_links: list[LinkedPhrase],
-    ) -> RetrievalResult:
-        entities: list[str] = []
-        note = None
-        if not query:  # seed nodes alone: no facts, no dense scores, the walk from their phrases
-            run = retrieve_hipporag2(
-                self.store, query, None, self.settings, top_k, 0, None, timings, node_links, join
-            )
-            return self._hipporag2_result(query, top_k, run, [], [], note, timings, started)
-        from_phrases = self.settings.entity_seeds and self.settings.entity_seed_source == "query_phrases"
-        if self.settings.entity_seeds and not from_phrases:
-            t = time.perf_counter()
-            found, note = self.query_entities(query)
-            entities = [e for e in dict.fromkeys(found) if normalize_phrase(e)]
-            timings["query_ner"] = time.perf_counter() - t
-        query_vector, entity_vectors = self._encode(query, entities, timings)
-        if from_phrases:
-            linked = self._query_phrase_links(query, timings)
-            entities = [item.query_entity for item in linked]
-        else:
-            linked = self.link(query, entities, entity_vectors, timings) if entities else []
-        use_filter = self.fact_filter if self.settings.recognition_filter else None
-        # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
-        limit = top_k if self.settings.combine_alpha is None else pool
-        run = retrieve_hipporag2(
-            self.store,
-            query,
-            query_vector,
-            self.settings,
-            limit,
-            n_passages,
-            use_filter,
-            timings,
-            [*linked, *node_links],
-            join,
-        )
-        return self._hipporag2_result(query, top_k, run, entities, linked, note, timings, started)
-
-    def _hipporag2_result(
-        self,
-        query: str,
-        top_k: int,
-        run: HippoRAG2Run,
-        entities: list[str],
-        linked: list[LinkedPhrase],
-        note: str | None,
-        timings: dict[str, float],
-        started: float,
-    ) -> RetrievalResult:
-        if note:
-            run.notes.insert(0, note)
-        ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
-        passages = self.store.get_passages([pid for pid, _ in ranked])
-        ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
-        note = "; ".join(run.notes) or None
-        results = []
-        for rank, (pid, score) in enumerate(ranked, start=1):
-            walked = run.graph_scores.get(pid)
-            explanation = Explanation(
-                query_entities=entities,
-                linked=linked,
-                top_phrases=[PhraseScore(phrase=n, score=c) for n, c in walked.top_phrases] if walked else [],
-                graph_score=walked.score if walked else (None if run.used_dense_only else 0.0),
-                dense_score=run.dense_scores.get(pid),
-                facts=[f for f in run.facts if f.kept],
-                seeds=run.seeds,
-                passage_seeds=run.passage_seeds,
-                note=note,
-            )
-            results.append(
-                RetrievedPassage(rank=rank, passage=passages[pid], score=score, explanation=explanation)
-            )
-        timings["total"] = time.perf_counter() - started
-        return RetrievalResult(
-            query=query,
-            mode="hipporag2",
-            passages=results,
-            query_entities=entities,
-            linked=linked,
-            used_dense_fallback=run.used_dense_only,
-            facts=run.facts,
-            seeds=run.seeds,
-            note=note,
-            timings=timings,
-        )
+            mode = mode or self.settings.mode
+            top_k = top_k or self.settings.top_k
+            if join is not None or node_links or not query:
+                check_graph_mode(mode)
+            started = time.perf_counter()
+            n_passages = self.store.passage_count()
+            pool = min(self.candidate_pool, max(n_passages, top_k))
+            q = Query(query, mode, top_k, pool, n_passages, {}, started, join, list(node_links))
+            result = get_mode(mode).retrieve(self, q)
+            if join is not None or node_links:
+                result.seed_links = list(node_links)
+                result.joined = None if join is None else list(join.rel_types)
+            return result

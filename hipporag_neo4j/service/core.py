@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from typing import Any, Protocol, TypeVar, cast
 
 from hipporag_neo4j.api import HippoRAG, PassageLike, create_store, to_passage_input
-from hipporag_neo4j.embedding import Embedder
+from hipporag_neo4j.embedding.encoder import Embedder
 from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.extraction.base import Extractor, QueryEntityExtractor
 from hipporag_neo4j.models import (

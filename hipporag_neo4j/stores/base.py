@@ -29,8 +29,8 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from hipporag_neo4j.common.model_names import same_model
 from hipporag_neo4j.errors import ModelMismatchError, ReembedPendingError, SchemaVersionError
-from hipporag_neo4j.model_names import same_model
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 
 Vector = npt.NDArray[np.float32]

@@ -19,10 +19,10 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.service import KnowledgeService
 from hipporag_neo4j.stores.base import GraphEdge, GraphExplorer, GraphNode, Neighbourhood
-from hipporag_neo4j.text import make_phrase_id
 
 MAX_NODES = 300
 STATIC = resources.files("hipporag_neo4j.server.explorer").joinpath("static")

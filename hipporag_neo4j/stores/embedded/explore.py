@@ -12,9 +12,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from hipporag_neo4j.common.sqlite import chunks, placeholders
 from hipporag_neo4j.errors import InputError, StoreError
-from hipporag_neo4j.linking.embedded import DB_FILE as ENTERPRISE_FILE
-from hipporag_neo4j.sqlite_support import chunks, placeholders
 from hipporag_neo4j.stores.base import (
     Candidate,
     GraphEdge,
@@ -23,6 +22,7 @@ from hipporag_neo4j.stores.base import (
     Neighbourhood,
     bounded_neighbourhood,
 )
+from hipporag_neo4j.stores.embedded.enterprise import DB_FILE as ENTERPRISE_FILE
 from hipporag_neo4j.stores.embedded.schema import PASSAGE_COUNT, keys_of
 
 

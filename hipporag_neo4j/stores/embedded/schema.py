@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from hipporag_neo4j.sqlite_support import chunks, placeholders
+from hipporag_neo4j.common.sqlite import chunks, placeholders
 
 #: the embedded store's schema version, recorded in ``meta``; version 1 (text ids in the link tables) is
 #: upgraded on open (:mod:`migrate`)

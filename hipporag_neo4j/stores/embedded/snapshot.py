@@ -18,8 +18,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from hipporag_neo4j.linking.joined import JoinedMatrix
-from hipporag_neo4j.ppr import (
+from hipporag_neo4j.graph.joined import JoinedMatrix
+from hipporag_neo4j.graph.ppr import (
     FactorisedPpr,
     forward_push,
     node_strengths,

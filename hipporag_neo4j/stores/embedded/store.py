@@ -27,12 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from hipporag_neo4j.common.sqlite import chunks, placeholders, set_wal
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
-from hipporag_neo4j.linking.embedded import read_join_edges
-from hipporag_neo4j.linking.joined import JoinedMatrix, join_adjacency
+from hipporag_neo4j.graph.joined import JoinedMatrix, join_adjacency
+from hipporag_neo4j.graph.ppr import forward_push
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
-from hipporag_neo4j.ppr import forward_push
-from hipporag_neo4j.sqlite_support import chunks, placeholders, set_wal
 from hipporag_neo4j.stores.base import (
     DeleteReport,
     DropReport,
@@ -64,6 +63,7 @@ from hipporag_neo4j.stores.embedded import (
     snapshot_files,
     vector_index,
 )
+from hipporag_neo4j.stores.embedded.enterprise import read_join_edges
 from hipporag_neo4j.stores.embedded.knn import exact_scores, nearest_rows, top_positions
 from hipporag_neo4j.stores.embedded.schema import (
     PASSAGE_COUNT,

@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.ppr import (
+from hipporag_neo4j.graph.ppr import (
     node_strengths,
     symmetric_adjacency,
     transition_matrix,

@@ -16,7 +16,7 @@ Engines:
   the run from weights w has scores sum_i w_i x_i. So one run per seed, summed with the seed weights in
   Cypher, then normalised: exact, at the cost of one GDS run per seed.
 * ``local``: the graph is read from Neo4j once per graph version and PPR runs in
-  :mod:`hipporag_neo4j.ppr` (igraph semantics). Given the store's :class:`.client_copy.ClientCopy`, the
+  :mod:`hipporag_neo4j.graph.ppr` (igraph semantics). Given the store's :class:`.client_copy.ClientCopy`, the
   graph, PPR and the passage aggregation are the embedded store's, in process (same answers; no phrase
   score leaves the process); the joined graph (``join``) keeps the engine's own read.
 
@@ -25,7 +25,7 @@ MENTIONS aggregation or the Passage-node ranking), so PPR scores never leave the
 
 Agreement between engines: GDS computes x = (1 - d) b + d T x with ``dampingFactor`` d the probability
 of following an edge (igraph's ``damping``), b the source biases, and T the weighted transition matrix;
-a node without edges keeps its mass (sends nothing). :mod:`hipporag_neo4j.ppr` sends the mass of such
+a node without edges keeps its mass (sends nothing). :mod:`hipporag_neo4j.graph.ppr` sends the mass of such
 nodes back to the reset distribution p, x = d T x + (d m + 1 - d) p, where m is a scalar, so its scores
 are a multiple of GDS's for b = p: after division by their sum the two are equal.
 
@@ -45,10 +45,9 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import scipy.sparse as sp
 
-from hipporag_neo4j import ppr
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.linking.joined import join_adjacency
-from hipporag_neo4j.linking.model import JoinEdges
+from hipporag_neo4j.graph import ppr
+from hipporag_neo4j.graph.joined import JoinEdges, join_adjacency
 from hipporag_neo4j.stores.base import GraphJoin, PassageScore
 from hipporag_neo4j.stores.neo4j.aura import GdsSession, SessionError, SessionManager, session_graph_name
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
@@ -359,7 +358,8 @@ class GdsPpr:
 
 @dataclass(frozen=True)
 class LocalGraph:
-    """A namespace's graph of one graph version, ready for :func:`hipporag_neo4j.ppr.personalized_pagerank`.
+    """A namespace's graph of one graph version, ready for
+    :func:`hipporag_neo4j.graph.ppr.personalized_pagerank`.
 
     Nodes are the phrases (``ids[:n_phrases]``) and, for HippoRAG 2's walk, then the passages.
     ``version`` is None for a graph read while writers kept committing (used once, never cached)."""
@@ -480,7 +480,7 @@ def read_phrase_graph(
 
 
 class LocalPpr:
-    """PPR in process (:mod:`hipporag_neo4j.ppr`) over the graph read from Neo4j, cached per version."""
+    """PPR in process (:mod:`hipporag_neo4j.graph.ppr`) over the graph read from Neo4j, cached per version."""
 
     name = "local"
 

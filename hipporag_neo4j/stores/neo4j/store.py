@@ -17,6 +17,7 @@ import neo4j
 import numpy as np
 from neo4j.exceptions import DriverError, Neo4jError
 
+from hipporag_neo4j.common.text import passage_content
 from hipporag_neo4j.errors import CapabilityError, ConfigError, StoreError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.settings import Neo4jSettings
@@ -52,7 +53,6 @@ from hipporag_neo4j.stores.neo4j.driver import open_driver
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
-from hipporag_neo4j.text import passage_content
 
 #: Nodes deleted per transaction when a namespace is dropped.
 DROP_BATCH = 10_000

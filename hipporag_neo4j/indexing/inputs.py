@@ -1,0 +1,191 @@
+"""Reading passages from files: JSON, JSONL, .txt/.md, and directories of them.
+
+Every problem is reported with its file (and record) and the rest is read: a file that is not UTF-8,
+binary or malformed, a record with a field of the wrong type, a path that does not exist. Files of other
+types found in a directory are listed as unsupported; hidden files and directories are left alone.
+Ids come from the source (see :mod:`hipporag_neo4j.indexing.passage_ids`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hipporag_neo4j.errors import InputError
+from hipporag_neo4j.indexing.passage_ids import source_key
+from hipporag_neo4j.models import PassageFailure, PassageInput
+
+SUPPORTED = {".json", ".jsonl", ".txt", ".md"}
+#: A Markdown file's first line as a level-1 heading (``# Title`` or ``# Title #``).
+_MD_TITLE = re.compile(r"\A\s*#[ \t]+(?P<title>[^\n]*?)[ \t]*#*[ \t]*(?:\n|\Z)")
+
+
+@dataclass
+class ReadResult:
+    passages: list[PassageInput] = field(default_factory=list)
+    failures: list[PassageFailure] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    files: int = 0
+
+
+def _read_text(path: Path) -> str:
+    data = path.read_bytes()
+    if b"\x00" in data[:65536]:
+        raise InputError(f"{path}: a binary file (NUL bytes), not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 (invalid byte at offset {exc.start})") from None
+
+
+def markdown_title(text: str) -> tuple[str | None, str]:
+    """A Markdown text's title and body: a first line ``# Title`` becomes the title and leaves the body
+    (so the heading is not read twice, as in "orbis shipyards orbis shipyards"); else ``(None, text)``."""
+    match = _MD_TITLE.match(text)
+    if match is None or not match["title"].strip():
+        return None, text
+    title, body = match["title"].strip(), text[match.end() :].strip()
+    return title, body or title  # a file that is only a heading: the heading is its text too
+
+
+def passage_from_record(item: Any, where: str = "record") -> PassageInput:
+    """A passage from a string or a dict with ``text`` (or ``paragraph_text``) and optional ``id``
+    (or ``passage_id``), ``title`` and ``metadata``; a field of the wrong type is an InputError naming it."""
+    if isinstance(item, PassageInput):
+        return item
+    if isinstance(item, str):
+        return PassageInput(text=item)
+    if not isinstance(item, Mapping):
+        raise InputError(f"{where}: expected a string or an object with 'text', got {type(item).__name__}")
+    text = item.get("text", item.get("paragraph_text"))
+    if not isinstance(text, str):
+        what = "missing" if text is None else f"a {type(text).__name__}, not a string"
+        raise InputError(f"{where}: 'text' is {what} (keys: {', '.join(sorted(map(str, item)))})")
+    ident = item.get("id", item.get("passage_id"))
+    if ident is not None and (isinstance(ident, bool) or not isinstance(ident, str | int)):
+        raise InputError(f"{where}: 'id' must be a string or an integer, not {type(ident).__name__}")
+    title = item.get("title")
+    if title is not None and not isinstance(title, str):
+        raise InputError(f"{where}: 'title' must be a string, not {type(title).__name__}")
+    metadata = item.get("metadata")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise InputError(f"{where}: 'metadata' must be an object, not {type(metadata).__name__}")
+    return PassageInput(
+        text=text,
+        id=str(ident) if ident is not None and str(ident).strip() else None,
+        title=title or None,
+        metadata=dict(metadata or {}),
+    )
+
+
+def _records_from_json(value: Any, path: Path) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for key in ("passages", "docs", "corpus", "data"):
+            if isinstance(value.get(key), list):
+                return list(value[key])
+        if "text" in value:
+            return [value]
+        if all(isinstance(v, str | list) for v in value.values()):  # {title: text or [sentences]}
+            return [{"title": k, "text": v if isinstance(v, str) else "".join(v)} for k, v in value.items()]
+    raise InputError(f"{path}: JSON must be a list of passages or an object with a 'passages' list")
+
+
+def _add_record(item: Any, where: str, default_id: str, key: str, result: ReadResult) -> None:
+    try:
+        passage = passage_from_record(item, where)
+    except InputError as exc:
+        reason = str(exc).removeprefix(f"{where}: ")
+        result.failures.append(PassageFailure(passage_id=None, source=where, reason=reason))
+        return
+    metadata = {"source": key, **passage.metadata}
+    result.passages.append(
+        passage.model_copy(update={"id": passage.id or default_id, "metadata": metadata, "source": where})
+    )
+
+
+def read_file(path: Path, result: ReadResult) -> None:
+    result.files += 1
+    try:
+        text = _read_text(path)
+    except (InputError, OSError) as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=reason))
+        return
+    key = source_key(path)
+    suffix = path.suffix.lower()
+    if suffix in {".txt", ".md"}:
+        title, body = markdown_title(text) if suffix == ".md" else (None, text)
+        result.passages.append(
+            PassageInput(
+                id=key, text=body, title=title or path.stem, metadata={"source": key}, source=str(path)
+            )
+        )
+        return
+    if suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                reason = f"malformed JSON: {exc}"
+                result.failures.append(PassageFailure(passage_id=None, source=where, reason=reason))
+                continue
+            _add_record(value, where, f"{key}:{number}", key, result)
+        return
+    try:
+        records = _records_from_json(json.loads(text), path)
+    except json.JSONDecodeError as exc:
+        result.failures.append(
+            PassageFailure(passage_id=None, source=str(path), reason=f"malformed JSON: {exc}")
+        )
+        return
+    except InputError as exc:
+        result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=str(exc)))
+        return
+    for number, item in enumerate(records):
+        _add_record(item, f"{path}[{number}]", f"{key}[{number}]", key, result)
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def iter_files(path: Path, result: ReadResult) -> Iterator[Path]:
+    """The files to read under ``path``; other files go to ``result`` (unsupported, or failed)."""
+    if path.is_dir():
+        for child in sorted(path.rglob("*")):
+            if not child.is_file() or _hidden(child, path):
+                continue
+            if child.suffix.lower() in SUPPORTED:
+                yield child
+            else:
+                result.unsupported.append(str(child))
+    elif path.is_file():
+        if path.suffix.lower() in SUPPORTED:
+            yield path
+        else:
+            reason = f"unsupported file type {path.suffix or '(none)'!r} (use {', '.join(sorted(SUPPORTED))})"
+            result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=reason))
+    else:
+        raise InputError(f"{path}: no such file or directory")
+
+
+def read_passages(paths: list[Path]) -> ReadResult:
+    """Passages of every file under ``paths``; a path that does not exist stops it before anything is
+    read (a typo, not bad data)."""
+    for path in paths:
+        if not path.exists():
+            raise InputError(f"{path}: no such file or directory")
+    result = ReadResult()
+    for path in paths:
+        for file in iter_files(path, result):
+            read_file(file, result)
+    return result

@@ -1,0 +1,108 @@
+"""``hipporag2``, the default: HippoRAG 2's retrieval.
+
+The query's facts (query-to-triple matching, then the recognition filter) seed phrases; dense scores seed
+passages; PPR runs over phrases and passages (:mod:`hipporag_neo4j.retrieval.hipporag2`). With
+``retrieval.entity_seeds`` the query's entities (or the graph phrases found in it) seed phrases too.
+"""
+
+from __future__ import annotations
+
+import time
+
+from hipporag_neo4j.models import (
+    Explanation,
+    LinkedPhrase,
+    PhraseScore,
+    RetrievalResult,
+    RetrievedPassage,
+)
+from hipporag_neo4j.retrieval.hipporag2 import HippoRAG2Run, retrieve_hipporag2
+from hipporag_neo4j.retrieval.retriever import Mode, Query, Retriever
+
+
+class HippoRAG2(Mode):
+    graph = True
+
+    def retrieve(self, retriever: Retriever, q: Query) -> RetrievalResult:
+        settings = retriever.settings
+        entities: list[str] = []
+        note = None
+        if not q.text:  # seed nodes alone: no facts, no dense scores, the walk from their phrases
+            run = retrieve_hipporag2(
+                retriever.store, q.text, None, settings, q.top_k, 0, None, q.timings, q.node_links, q.join
+            )
+            return _result(retriever, q, run, [], [], note)
+        from_phrases = settings.entity_seeds and settings.entity_seed_source == "query_phrases"
+        if settings.entity_seeds and not from_phrases:
+            entities, note = retriever.entities(q.text, q.timings)
+        query_vector, entity_vectors = retriever.encode(q.text, entities, q.timings)
+        if from_phrases:
+            linked = retriever.query_phrase_links(q.text, q.timings)
+            entities = [item.query_entity for item in linked]
+        else:
+            linked = retriever.link(q.text, entities, entity_vectors, q.timings) if entities else []
+        use_filter = retriever.fact_filter if settings.recognition_filter else None
+        # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
+        limit = q.top_k if settings.combine_alpha is None else q.pool
+        run = retrieve_hipporag2(
+            retriever.store,
+            q.text,
+            query_vector,
+            settings,
+            limit,
+            q.n_passages,
+            use_filter,
+            q.timings,
+            [*linked, *q.node_links],
+            q.join,
+        )
+        return _result(retriever, q, run, entities, linked, note)
+
+
+def _result(
+    retriever: Retriever,
+    q: Query,
+    run: HippoRAG2Run,
+    entities: list[str],
+    linked: list[LinkedPhrase],
+    note: str | None,
+) -> RetrievalResult:
+    if note:
+        run.notes.insert(0, note)
+    ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
+    passages = retriever.store.get_passages([pid for pid, _ in ranked])
+    ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
+    note = "; ".join(run.notes) or None
+    results = []
+    for rank, (pid, score) in enumerate(ranked, start=1):
+        walked = run.graph_scores.get(pid)
+        explanation = Explanation(
+            query_entities=entities,
+            linked=linked,
+            top_phrases=[PhraseScore(phrase=n, score=c) for n, c in walked.top_phrases] if walked else [],
+            graph_score=walked.score if walked else (None if run.used_dense_only else 0.0),
+            dense_score=run.dense_scores.get(pid),
+            facts=[f for f in run.facts if f.kept],
+            seeds=run.seeds,
+            passage_seeds=run.passage_seeds,
+            note=note,
+        )
+        results.append(
+            RetrievedPassage(rank=rank, passage=passages[pid], score=score, explanation=explanation)
+        )
+    q.timings["total"] = time.perf_counter() - q.started
+    return RetrievalResult(
+        query=q.text,
+        mode="hipporag2",
+        passages=results,
+        query_entities=entities,
+        linked=linked,
+        used_dense_fallback=run.used_dense_only,
+        facts=run.facts,
+        seeds=run.seeds,
+        note=note,
+        timings=q.timings,
+    )
+
+
+MODE = HippoRAG2()
