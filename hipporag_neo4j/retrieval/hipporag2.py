@@ -28,7 +28,7 @@ from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphStore, PassageScore, Vector
-from hipporag_neo4j.text import normalize_phrase
+from hipporag_neo4j.common.text import normalize_phrase
 
 log = logging.getLogger(__name__)
 
