@@ -5,8 +5,9 @@ Each record: ``split`` (``dev``: the sentences the extractor was improved on; ``
 before any change, and only measured), an optional ``title`` (the note's name), ``text``, ``facts`` (what a
 reader expects: the recall denominator) and ``also`` (other correct readings: they count for precision,
 not for recall). An extracted triple matches a fact when subject and object are the same phrase after
-:func:`~hipporag_neo4j.common.text.normalize_phrase` and every word of the fact's predicate is in its predicate
-("founded in" matches "founded in"; "founded" matches "founded" and "founded in" matches no "founded").
+:func:`~hipporag_neo4j.common.text.normalize_phrase` and every word of the fact's predicate is in
+its predicate ("founded in" matches "founded in"; "founded" matches "founded" and "founded in" matches
+no "founded").
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hipporag_neo4j.models import Extraction, Passage, PassageFailure
 from hipporag_neo4j.common.text import normalize_phrase
+from hipporag_neo4j.models import Extraction, Passage, PassageFailure
 
 NOTES_FACTS = Path(__file__).resolve().parent / "data" / "extraction" / "notes_facts.jsonl"
 

@@ -23,12 +23,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphStore, PassageScore, Vector
-from hipporag_neo4j.common.text import normalize_phrase
 
 log = logging.getLogger(__name__)
 
