@@ -42,8 +42,9 @@ from quality_offline import (  # noqa: E402
 #: variant -> retrieval settings overrides (on top of the defaults)
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
-    "title-phrase": {"title_seeds": "phrase"},
-    "title-passage": {"title_seeds": "passage"},
+    # issue 28: the default before title seeds (runs of the measurement are named as then: the default
+    # was this one, and "title-phrase" was title seeds with the phrase's weight, now the default)
+    "no-title-seeds": {"title_seeds": False},
 }
 OFFLINE = ("hotpotqa", "musique-offline")
 METRICS = ("R@2", "R@5", "AR@5")
@@ -234,7 +235,8 @@ def main(argv: list[str] | None = None) -> None:
     for v in args.variant:
         for base in ("dense", "default"):
             if v != base:
-                comparisons.append(compare(args.cache, v, base, args.dataset))
+                key = f"@{args.store_key}" if args.store_key else ""
+                comparisons.append(compare(args.cache, v + key, base + key, args.dataset))
                 print(format_comparison(comparisons[-1]))
     if args.out:
         from hipporag_neo4j.evaluation.report import git_info

@@ -9,7 +9,9 @@
    than ``passage_seed_top_n`` passages, only the best that many: :func:`passage_seed_count`). With
    ``entity_seeds`` (our default) the phrases the query's named entities link to are seeded too, with
    HippoRAG 1's weight 1 / passage count: fact retrieval alone often misses the entity the question
-   names (measured on MuSiQue and HotpotQA, README).
+   names (measured on MuSiQue and HotpotQA, README). With ``title_seeds`` (our default, issue 28) the
+   passages whose title is such a linked phrase are seeded too, with the phrase's weight
+   (:func:`named_passage_seeds`).
 4. PPR over phrases + passage nodes; passages ranked by their own PPR score, optionally combined with the
    dense ranking (``combine_alpha``, by rank or by normalised score: ``combine_by``). No fact kept: dense
    retrieval, and the explanation says so.
@@ -131,11 +133,13 @@ def title_key(title: str) -> str:
 
 
 def named_passage_seeds(
-    store: GraphStore, dense: list[PassageScore], links: list[LinkedPhrase], how: str, passage_weight: float
+    store: GraphStore, dense: list[PassageScore], links: list[LinkedPhrase]
 ) -> dict[str, float]:
-    """Reset weights for the passages whose title is a phrase a query entity links to (among dense's best
-    :data:`TITLE_CANDIDATES`): the question names them. ``how``: ``phrase`` gives each the weight of its
-    phrase's seed, ``passage`` the weight of dense's best passage (``passage_weight``)."""
+    """Reset weights for the passages the question names: those among dense's best
+    :data:`TITLE_CANDIDATES` whose title (:func:`title_key`) is a phrase a query entity links to, each with
+    that phrase's seed weight. The walk reaches such a page only through the phrase, whose mass every
+    passage mentioning it shares alike; seeded, the page the question names keeps its place above a passage
+    that only mentions the entity or its neighbours."""
     by_phrase: dict[str, float] = {}
     for link in links:
         key = title_key(link.phrase)
@@ -146,8 +150,8 @@ def named_passage_seeds(
     named: dict[str, float] = {}
     for pid, passage in store.get_passages(candidates).items():
         weight = by_phrase.get(title_key(passage.title)) if passage.title else None
-        if weight is not None:
-            named[pid] = weight if how == "phrase" else passage_weight
+        if weight is not None and weight > 0:
+            named[pid] = weight
     return named
 
 
@@ -217,10 +221,8 @@ def retrieve_hipporag2(
         return HippoRAG2Run(dense_raw, {}, dense_raw, facts_explained, [], 0, True, notes)
 
     passage_seeds = passage_seed_weights(dense, seeded, s.passage_node_weight)
-    if s.title_seeds != "off" and entity_links:
-        for pid, weight in named_passage_seeds(
-            store, dense, entity_links, s.title_seeds, s.passage_node_weight
-        ).items():
+    if s.title_seeds and entity_links:
+        for pid, weight in named_passage_seeds(store, dense, entity_links).items():
             passage_seeds[pid] = passage_seeds.get(pid, 0.0) + weight
 
     t = time.perf_counter()
