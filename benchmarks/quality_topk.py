@@ -170,7 +170,10 @@ def compare(cache: Path, a: str, b: str, datasets: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {"a": a, "b": b, "sets": {}, "union": {}}
     union: dict[str, list[float]] = {m: [] for m in METRICS}
     for dataset in datasets:
-        ra, rb = per_question(load_run(cache, dataset, a)), per_question(load_run(cache, dataset, b))
+        try:
+            ra, rb = per_question(load_run(cache, dataset, a)), per_question(load_run(cache, dataset, b))
+        except FileNotFoundError:  # a variant not run on this set
+            continue
         row: dict[str, Any] = {}
         for m in METRICS:
             d = np.array([ra[q][m] - rb[q][m] for q in ra])
@@ -219,7 +222,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--variant", nargs="*", default=["default"], choices=sorted(VARIANTS))
     parser.add_argument("--force", action="store_true", help="Re-run variants whose rankings are saved.")
-    parser.add_argument("--compare", nargs=2, metavar=("A", "B"))
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        action="append",
+        metavar=("A", "B"),
+        help="Compare saved runs A - B (variant or variant@store-key; repeatable) instead of running.",
+    )
+    parser.add_argument("--note", default="", help="A line for the result file (what the run names mean).")
     parser.add_argument(
         "--store-key",
         help="The offline stores' key (default-<hash of the extractor's source>): another extractor's stores"
@@ -227,12 +237,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--out", help="Write the comparisons to benchmarks/results/<out>.json and .md.")
     args = parser.parse_args(argv)
-    if args.compare:
-        print(format_comparison(compare(args.cache, *args.compare, args.dataset)))
-        return
-    run(args.cache, args.dataset, args.variant, args.force, args.store_key)
     comparisons = []
-    for v in args.variant:
+    if args.compare:
+        for a, b in args.compare:
+            comparisons.append(compare(args.cache, a, b, args.dataset))
+            print(format_comparison(comparisons[-1]))
+    else:
+        run(args.cache, args.dataset, args.variant, args.force, args.store_key)
+    for v in [] if args.compare else args.variant:
         for base in ("dense", "default"):
             if v != base:
                 key = f"@{args.store_key}" if args.store_key else ""
@@ -245,13 +257,15 @@ def main(argv: list[str] | None = None) -> None:
             "command": " ".join(["python benchmarks/quality_topk.py", shlex.join(sys.argv[1:])]),
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "git": git_info(),
-            "variants": {v: VARIANTS[v] for v in args.variant},
+            "variants": {v: VARIANTS[v] for v in args.variant if v in VARIANTS},
+            "note": args.note,
             "comparisons": comparisons,
         }
         (RESULTS / f"{args.out}.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         md = [
             f"# hipporag2 variants on both development sets\n\n- command: `{payload['command']}`",
             f"- date: {payload['created']}; commit: {(payload['git'] or {}).get('commit', 'unknown')}",
+            *([f"- {args.note}"] if args.note else []),
             "",
             "```",
             *[format_comparison(c) for c in comparisons],
