@@ -365,6 +365,11 @@ class RetrievalSettings(_Group):
         description="hipporag2 with combine_alpha: fuse PPR and dense by reciprocal rank, or by min-max "
         "normalised score.",
     )
+    title_seeds: bool = Field(
+        True,
+        description="hipporag2: also seed the passages whose title is a phrase a query entity links to (the "
+        "page of an entity the question names), with that phrase's weight (docs/offline-quality.md).",
+    )
     recognition_filter: bool = Field(
         True, description="hipporag2: with an LLM configured, let it keep only the relevant facts."
     )

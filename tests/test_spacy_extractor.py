@@ -235,3 +235,40 @@ def test_a_proper_noun_chunk_missed_by_ner_is_an_entity(
     missed = _extract(plain, text).entities
     assert any("Quillon" in e for e in found)
     assert set(missed) <= set(found)
+
+
+def test_a_pronoun_after_a_fronted_adverbial_is_the_title(extractor: SpacyExtractor) -> None:
+    text = "Marta Kovac is a chemist. In 2014 she founded Quillborne."
+    result = _extract(extractor, text, title="Marta Kovac")
+    assert {("marta kovac", "founded", "quillborne"), ("marta kovac", "founded in", "2014")} <= _triples(
+        result
+    )
+    off = SpacyExtractor(features=SpacyFeatures(fronted_pronouns=False))
+    assert ("marta kovac", "founded", "quillborne") not in _triples(_extract(off, text, title="Marta Kovac"))
+
+
+def test_a_pronoun_after_another_noun_phrase_is_not_resolved(extractor: SpacyExtractor) -> None:
+    result = _extract(extractor, "Anna told Marek that she had founded Quillborne.", title="Marta Kovac")
+    assert not any(t[0] == "marta kovac" for t in _triples(result))
+
+
+def test_a_place_on_the_object_is_the_verbs_place(extractor: SpacyExtractor) -> None:
+    result = _extract(extractor, "Tomas Lind teaches physics at the University of Bergen.")
+    assert {
+        ("tomas lind", "teaches", "physics"),
+        ("tomas lind", "teaches at", "university of bergen"),
+    } <= _triples(result)
+    # a common noun after the preposition is not moved ("a book about cats" stays the book's)
+    assert not any(
+        t[1] == "wrote about" for t in _triples(_extract(extractor, "Tomas Lind wrote a book about cats."))
+    )
+
+
+def test_a_verb_parsed_as_a_noun_modifier_is_read_as_the_verb(extractor: SpacyExtractor) -> None:
+    result = _extract(extractor, "Pavel Dusek repairs clocks in Olomouc.")
+    assert _triples(result) == {
+        ("pavel dusek", "repairs", "clocks"),
+        ("pavel dusek", "repairs in", "olomouc"),
+    }
+    off = SpacyExtractor(features=SpacyFeatures(compound_verbs=False))
+    assert _triples(_extract(off, "Pavel Dusek repairs clocks in Olomouc.")) == set()

@@ -216,6 +216,25 @@ def _is_clause_initial(token: Any) -> bool:
     return bool(previous.is_punct or previous.pos_ == "CCONJ")
 
 
+#: what may stand before a subject pronoun that still opens its clause: a fronted adverbial of its verb
+_FRONTED_DEPS = frozenset({"prep", "advmod", "npadvmod", "punct"})
+
+
+def _after_fronted_adverbial(token: Any) -> bool:
+    """The subject of its verb, with only that verb's adverbials before it in the sentence ("In 2014 she
+    founded ...", "Last year she moved ...", "There she designs ..."): no other noun phrase comes first
+    that the pronoun could refer to."""
+    verb = token.head
+    if token.dep_ not in _SUBJECT_DEPS or token.i <= token.sent.start:
+        return False
+    for t in token.doc[token.sent.start : token.i]:
+        while t.head.i != verb.i and t.head.i != t.i:
+            t = t.head
+        if t.head.i != verb.i or t.dep_ not in _FRONTED_DEPS or t.i > token.i:
+            return False
+    return True
+
+
 class _TripleBuilder:
     """SVO triples of one parsed passage.
 
@@ -238,6 +257,9 @@ class _TripleBuilder:
         self.subject = subject
         self.subject_tokens = subject_tokens
         self.subject_words = subject_words
+        self.fronted_pronouns = False
+        self.object_places = False
+        self.compound_verbs = False
         self.triples: list[list[str]] = []
 
     def _np(self, token: Any) -> str:
@@ -258,7 +280,7 @@ class _TripleBuilder:
         if token.pos_ == "PRON":
             if token.lower_ in _RELATIVE_PRONOUNS and token.head.dep_ == "relcl":
                 return [self._np(t) for t in _expand(token.head.head)]
-            if _is_clause_initial(token):
+            if _is_clause_initial(token) or (self.fronted_pronouns and _after_fronted_adverbial(token)):
                 resolved = self.coref.resolve(token)
                 return [resolved] if resolved else []
             return []
@@ -307,7 +329,9 @@ class _TripleBuilder:
 
     def build(self) -> list[list[str]]:
         for token in self.doc:
-            if token.pos_ in {"VERB", "AUX"}:
+            if self.compound_verbs and _is_compound_verb(token):
+                self._compound_verb(token)
+            elif token.pos_ in {"VERB", "AUX"}:
                 self._verb(token)
             elif token.dep_ == "appos" and token.head.pos_ in _NOMINAL_POS and token.head.pos_ != "PRON":
                 self._attribute([self._np(token.head)], "is", token)
@@ -326,8 +350,58 @@ class _TripleBuilder:
                     self._attribute(subjects, predicate, attr)
             elif child.dep_ in _OBJECT_DEPS:
                 self._add(subjects, predicate, self._object_phrases(child))
+                if self.object_places and child.dep_ == "dobj":
+                    self._object_places(subjects, predicate, child)
         for prep, pobjs in self._prep_objects(verb):
             self._add(subjects, f"{predicate} {prep}", pobjs)
+
+    def _object_places(self, subjects: list[str], predicate: str, obj: Any) -> None:
+        """``(s, "verb prep", place)`` for a named place or a date the parser hung on the verb's object
+        ("repairs clocks in Olomouc", "opened a shop in Brno in 2017"): where and when the act happened."""
+        for prep in obj.children:
+            if prep.dep_ != "prep" or prep.lower_ not in _PLACE_TIME_PREPOSITIONS:
+                continue
+            for pobj in prep.children:
+                if pobj.dep_ == "pobj" and pobj.ent_type_ in _PLACE_TIME_TYPES:
+                    self._add(subjects, f"{predicate} {prep.lower_}", self._object_phrases(pobj))
+
+    def _compound_verb(self, verb: Any) -> None:
+        """A verb the parser read as a noun modifier ("Pavel Dusek repairs clocks in Olomouc" parsed as one
+        noun phrase headed by "clocks"): its subject is its own subject or the names before it, its
+        object the noun it modifies, and that noun's prepositions are the verb's."""
+        subjects = [p for c in verb.lefts if c.dep_ in _SUBJECT_DEPS for p in self._subject_phrases(c)]
+        if not subjects:
+            subjects = [self._np(c) for c in verb.lefts if c.dep_ == "compound" and c.pos_ == "PROPN"]
+        if not subjects:
+            return
+        predicate = _verb_phrase(verb)
+        obj = verb.head
+        if obj.ent_type_:
+            objects = self._object_phrases(obj)
+        else:  # the noun's own modifiers stand between the verb and it
+            objects = [clean_phrase(_trim_span(verb.doc[verb.i + 1 : obj.i + 1]).text)]
+        self._add(subjects, predicate, objects)
+        for prep, pobjs in self._prep_objects(obj):
+            if prep != "of":
+                self._add(subjects, f"{predicate} {prep}", pobjs)
+
+
+#: prepositions of place and time that :meth:`_TripleBuilder._object_places` moves from object to verb
+_PLACE_TIME_PREPOSITIONS = frozenset({"in", "at", "near", "on", "during", "since", "outside", "throughout"})
+_PLACE_TIME_TYPES = frozenset({"GPE", "LOC", "FAC", "ORG", "DATE"})
+
+
+def _is_compound_verb(token: Any) -> bool:
+    """A present-tense verb the parser made a modifier inside a noun compound, with a proper-noun subject
+    before it: "Pavel Dusek repairs clocks" read as the noun phrase "repairs clocks"."""
+    return (
+        token.pos_ == "VERB"
+        and token.tag_ == "VBZ"
+        and token.dep_ == "compound"
+        and token.head.pos_ == "NOUN"
+        and token.head.i > token.i
+        and any(c.dep_ in _SUBJECT_DEPS or (c.dep_ == "compound" and c.pos_ == "PROPN") for c in token.lefts)
+    )
 
 
 def _entities(doc: Any) -> list[tuple[str, str]]:
@@ -354,6 +428,15 @@ class SpacyFeatures(BaseModel):
     """A clause-initial pronoun whose type fits the title refers to the title first."""
     proper_chunks: bool = True
     """Noun chunks headed by a proper noun that NER missed are entities (phrases) too."""
+    fronted_pronouns: bool = True
+    """A subject pronoun after its verb's fronted adverbial ("In 2014 she founded Quillborne") is resolved
+    like a clause-initial one."""
+    object_places: bool = True
+    """A named place or a date the parser attached to the verb's object is the verb's too: "repairs clocks
+    in Olomouc" gives ``(x, repairs in, olomouc)``."""
+    compound_verbs: bool = True
+    """A present-tense verb the parser read as a noun modifier ("Pavel Dusek repairs clocks", one noun
+    phrase) is read as the verb of the clause."""
     cooccurrence: bool = False
     """Names in one sentence that no triple relates get a weak fact ``(a, is mentioned with, b)``. Off by
     default: it doubled the facts and did not hold on both development sets (docs/offline-quality.md)."""
@@ -399,6 +482,9 @@ class SpacyExtractor:
             builder.subject = title
             builder.subject_tokens = _title_tokens(doc, title)
             builder.subject_words = _title_words(title_doc)
+        builder.fronted_pronouns = f.fronted_pronouns
+        builder.object_places = f.object_places
+        builder.compound_verbs = f.compound_verbs
         raw_triples = builder.build()
         names = _entities(doc)
         if f.proper_chunks:

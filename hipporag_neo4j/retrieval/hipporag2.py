@@ -9,7 +9,9 @@
    than ``passage_seed_top_n`` passages, only the best that many: :func:`passage_seed_count`). With
    ``entity_seeds`` (our default) the phrases the query's named entities link to are seeded too, with
    HippoRAG 1's weight 1 / passage count: fact retrieval alone often misses the entity the question
-   names (measured on MuSiQue and HotpotQA, README).
+   names (measured on MuSiQue and HotpotQA, README). With ``title_seeds`` (our default, issue 28) the
+   passages whose title is such a linked phrase are seeded too, with the phrase's weight
+   (:func:`named_passage_seeds`).
 4. PPR over phrases + passage nodes; passages ranked by their own PPR score, optionally combined with the
    dense ranking (``combine_alpha``, by rank or by normalised score: ``combine_by``). No fact kept: dense
    retrieval, and the explanation says so.
@@ -18,10 +20,12 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
@@ -115,6 +119,42 @@ def passage_seed_weights(dense: list[PassageScore], seeded: int, weight: float) 
     return {pid: normalised[pid] * weight for pid in best if normalised[pid] > 0}
 
 
+#: a passage the question names is looked for among dense retrieval's best this many (its title is read)
+TITLE_CANDIDATES = 100
+_LEADING_ARTICLE = re.compile(r"^(the|a|an) ", re.IGNORECASE)
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def title_key(title: str) -> str:
+    """A title as the phrase that names it: without a trailing disambiguation ("Twins (group)") and a
+    leading article ("The Brisbane Institute"), normalised as phrases are."""
+    core = _DISAMBIGUATION.sub("", title).strip() or title
+    return normalize_phrase(_LEADING_ARTICLE.sub("", core.strip()))
+
+
+def named_passage_seeds(
+    store: GraphStore, dense: list[PassageScore], links: list[LinkedPhrase]
+) -> dict[str, float]:
+    """Reset weights for the passages the question names: those among dense's best
+    :data:`TITLE_CANDIDATES` whose title (:func:`title_key`) is a phrase a query entity links to, each with
+    that phrase's seed weight. The walk reaches such a page only through the phrase, whose mass every
+    passage mentioning it shares alike; seeded, the page the question names keeps its place above a passage
+    that only mentions the entity or its neighbours."""
+    by_phrase: dict[str, float] = {}
+    for link in links:
+        key = title_key(link.phrase)
+        by_phrase[key] = max(by_phrase.get(key, 0.0), link.weight)
+    if not by_phrase:
+        return {}
+    candidates = [p.passage_id for p in dense[:TITLE_CANDIDATES]]
+    named: dict[str, float] = {}
+    for pid, passage in store.get_passages(candidates).items():
+        weight = by_phrase.get(title_key(passage.title)) if passage.title else None
+        if weight is not None and weight > 0:
+            named[pid] = weight
+    return named
+
+
 def retrieve_hipporag2(
     store: GraphStore,
     query: str,
@@ -181,6 +221,9 @@ def retrieve_hipporag2(
         return HippoRAG2Run(dense_raw, {}, dense_raw, facts_explained, [], 0, True, notes)
 
     passage_seeds = passage_seed_weights(dense, seeded, s.passage_node_weight)
+    if s.title_seeds and entity_links:
+        for pid, weight in named_passage_seeds(store, dense, entity_links).items():
+            passage_seeds[pid] = passage_seeds.get(pid, 0.0) + weight
 
     t = time.perf_counter()
     walked = store.passage_node_scores(
