@@ -3,7 +3,18 @@
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
 
-.PHONY: install install-dev demo demo-link test test-fast lint typecheck format bench bench-quality bench-speed bench-scale bench-neo4j bench-vs-hipporag2 clean setup-local-llm test-llm-live
+.PHONY: install install-dev demo demo-link test test-fast lint typecheck format bench bench-quality bench-speed bench-scale bench-neo4j bench-vs-hipporag2 clean setup-local-llm test-llm-live \
+	neo4j neo4j-stop neo4j-status
+
+# make neo4j: a Neo4j server with GDS (and APOC, Browser) built from Maven Central by scripts/neo4j_server.py
+# (stdlib Python, needs mvn and a JDK; docs/neo4j-server.md). NEO4J_PAIR=lts (5.26 + GDS 2.13, Java 17) or
+# latest (2026.01 + GDS 2.26, Java 21); NEO4J_HOME is its folder (default ~/.cache/hipporag-neo4j/servers/PAIR).
+NEO4J_PAIR ?= lts
+NEO4J_HOME ?=
+NEO4J_BOLT_PORT ?= 7687
+NEO4J_HTTP_PORT ?= 7474
+NEO4J_SERVER = $(PYTHON) scripts/neo4j_server.py
+NEO4J_WHERE = --pair $(NEO4J_PAIR) $(if $(NEO4J_HOME),--home $(NEO4J_HOME))
 
 install:            ## the package (torch first: the CPU build, not the multi-GB CUDA one)
 	$(PIP) install torch==2.13.0
@@ -36,6 +47,15 @@ setup-local-llm:    ## llama.cpp's OpenAI-compatible server and Qwen2.5-Coder-1.
 
 test-llm-live: setup-local-llm  ## the opt-in suite against that real model (minutes on 2 cores)
 	$(PYTHON) -m pytest -m llm_live tests/test_llm_live.py
+
+neo4j:              ## start Neo4j + GDS + APOC + Browser on 127.0.0.1 (NEO4J_PAIR=lts|latest); prints HIPPORAG_NEO4J_*
+	$(NEO4J_SERVER) start $(NEO4J_WHERE) --bolt-port $(NEO4J_BOLT_PORT) --http-port $(NEO4J_HTTP_PORT)
+
+neo4j-stop:         ## stop the server make neo4j started
+	$(NEO4J_SERVER) stop $(NEO4J_WHERE)
+
+neo4j-status:       ## is it running, on which ports, which versions
+	$(NEO4J_SERVER) status $(NEO4J_WHERE)
 
 format:
 	$(PYTHON) -m ruff format .

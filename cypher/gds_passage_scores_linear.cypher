@@ -8,7 +8,8 @@ CALL gds.pageRank.stream($graph_name, {
   dampingFactor: $damping,
   maxIterations: $max_iterations,
   tolerance: $tolerance,
-  relationshipWeightProperty: 'weight'
+  relationshipWeightProperty: 'weight',
+  logProgress: false  // else GDS logs every iteration to neo4j.log at INFO: ~100 lines a query
 })
 YIELD nodeId, score
 WITH nodeId, sum(seed.weight * score) AS score

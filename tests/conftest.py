@@ -85,8 +85,18 @@ def _neo4j_database_unchanged() -> Iterator[None]:
     try:
         if server is None or before is None:
             return
+        neo4j_support.remember_summary()
         neo4j_support.drop_new_schema(server, before["indexes"] + before["constraints"], vector_only=False)
         after = neo4j_support.database_snapshot(server)
         assert after == before, f"the Neo4j tests left the database changed: before {before}, after {after}"
     finally:
         neo4j_support.stop_local_server()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say which Neo4j server (and PPR engine) the Neo4j tests ran on, when they reached one."""
+    import neo4j_support
+
+    line = neo4j_support.remembered_summary()
+    if line:
+        terminalreporter.write_line(line)

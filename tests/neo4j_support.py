@@ -5,10 +5,10 @@ Where the server comes from, in order:
 
 1. ``HIPPORAG_TEST_NEO4J_URI`` (with ``..._USER``, ``..._PASSWORD``, ``..._DATABASE``): a running server
    (the GitHub workflow's service container, a shared server).
-2. ``HIPPORAG_TEST_NEO4J_HOME``: a Neo4j distribution folder (``bin/neo4j``, ``conf/``, ``lib/``). The
-   tests start a private server from it once per session, as testcontainers does with an image: its own
-   copy of ``conf/``, a fresh temporary data folder, free loopback ports, authentication off, stopped
-   (and its folder removed) at the end. The project never downloads or builds a Neo4j.
+2. ``HIPPORAG_TEST_NEO4J_PAIR`` (``lts`` or ``latest``): the tests start a private server of that pinned
+   pair once per session with ``scripts/neo4j_server.py`` (the one ``make neo4j`` runs: Neo4j, GDS and
+   APOC from Maven Central), in a temporary home on free loopback ports, stopped (and its home removed)
+   at the end. ``HIPPORAG_TEST_NEO4J_GDS=0`` starts it without the GDS plugin (the ``local`` engine).
 3. A testcontainers Neo4j with GDS and APOC when a Docker engine answers.
 4. Otherwise ``pytest.skip`` with the reason.
 
@@ -21,15 +21,13 @@ nodes, relationships, indexes and constraints before and after the session.
 from __future__ import annotations
 
 import atexit
-import contextlib
+import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
+import sys
 import tempfile
-import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,8 +54,8 @@ CONTAINER_ENV = {
 }
 TEST_PASSWORD = "hipporag-test-password"
 TEST_EMBEDDING_DIM = 16
-#: Seconds a server started from HIPPORAG_TEST_NEO4J_HOME may take to answer on Bolt.
-START_TIMEOUT = 180
+#: Seconds a server started for HIPPORAG_TEST_NEO4J_PAIR may take to answer on Bolt (once resolved).
+START_TIMEOUT = 300
 
 #: Index and constraint names the clean-up may drop (spliced into DROP statements, so checked first).
 SCHEMA_NAME = re.compile(r"^hipporag_[A-Za-z0-9_]+$")
@@ -67,111 +65,56 @@ _server: dict[str, Any] = {}
 created_namespaces: list[str] = []
 
 
-# --- a server from a distribution folder ----------------------------------------------------------
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# --- a server built from Maven Central by scripts/neo4j_server.py ---------------------------------------
+SERVER_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "neo4j_server.py"
 
 
 @dataclass
 class LocalNeo4j:
-    """A Neo4j started from a distribution folder with its own conf and data (``stop()`` ends it)."""
+    """A Neo4j started by ``scripts/neo4j_server.py`` in a temporary home (``stop()`` ends it and removes
+    the home)."""
 
     home: Path
-    root: Path
-    bolt_port: int
-    http_port: int
-    process: subprocess.Popen[bytes]
+    state: dict[str, Any]
 
     @property
     def uri(self) -> str:
-        return f"bolt://127.0.0.1:{self.bolt_port}"
+        return f"bolt://127.0.0.1:{self.state['bolt_port']}"
 
     @property
-    def log(self) -> Path:
-        return self.root / "console.log"
+    def password(self) -> str:
+        return str(self.state["password"])
+
+    def describe(self) -> str:
+        gds = f"GDS {self.state['gds']}" if self.state.get("gds") else "no GDS"
+        return (
+            f"Neo4j {self.state['neo4j']} ({self.state['pair']} pair, {gds}, "
+            f"Java {self.state['java_major']}) at {self.uri}, "
+            f"started in {self.state.get('started_seconds')} s"
+        )
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=30)
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def local_conf(home: Path, root: Path, bolt_port: int, http_port: int) -> Path:
-    """A copy of ``home/conf`` with the settings of a private test server appended (later lines win)."""
-    conf = root / "conf"
-    shutil.copytree(home / "conf", conf)
-    settings = {
-        "server.default_listen_address": "127.0.0.1",
-        "server.default_advertised_address": "127.0.0.1",
-        "server.bolt.listen_address": f"127.0.0.1:{bolt_port}",
-        "server.bolt.advertised_address": f"127.0.0.1:{bolt_port}",
-        "server.http.listen_address": f"127.0.0.1:{http_port}",
-        "server.http.advertised_address": f"127.0.0.1:{http_port}",
-        "server.https.enabled": "false",
-        "server.directories.data": str(root / "data"),
-        "server.directories.logs": str(root / "logs"),
-        "server.directories.run": str(root / "run"),
-        "server.directories.transaction.logs.root": str(root / "data" / "transactions"),
-        "server.memory.heap.initial_size": "512m",
-        "server.memory.heap.max_size": "1g",
-        "server.memory.pagecache.size": "256m",
-        "dbms.security.auth_enabled": "false",
-        "dbms.security.procedures.unrestricted": "gds.*,apoc.*",
-        "db.logs.query.enabled": "OFF",
-        "dbms.usage_report.enabled": "false",
-    }
-    # Neo4j refuses a setting declared twice: drop ours from the copy, then append them
-    kept = [
-        line
-        for line in (home / "conf" / "neo4j.conf").read_text(encoding="utf-8").splitlines()
-        if line.split("=", 1)[0].strip() not in settings
-    ]
-    lines = [*kept, "", "# hipporag-neo4j test server", *(f"{k}={v}" for k, v in settings.items())]
-    (conf / "neo4j.conf").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return conf
-
-
-def start_local_neo4j(home: Path, timeout: float = START_TIMEOUT) -> LocalNeo4j:
-    """Start ``home/bin/neo4j console`` on free loopback ports with a fresh data folder; wait for Bolt."""
-    import neo4j
-
-    launcher = home / "bin" / "neo4j"
-    if not launcher.is_file() or not (home / "conf" / "neo4j.conf").is_file():
-        raise RuntimeError(f"HIPPORAG_TEST_NEO4J_HOME={home} is not a Neo4j distribution (no bin/neo4j)")
-    root = Path(tempfile.mkdtemp(prefix="hipporag-test-neo4j-"))
-    bolt_port, http_port = free_port(), free_port()
-    conf = local_conf(home, root, bolt_port, http_port)
-    env = {**os.environ, "NEO4J_CONF": str(conf), "NEO4J_HOME": str(home)}
-    with (root / "console.log").open("wb") as log:
-        process = subprocess.Popen(
-            [str(launcher), "console"], stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        subprocess.run(
+            [sys.executable, str(SERVER_SCRIPT), "stop", "--home", str(self.home)],
+            capture_output=True,
+            timeout=180,
         )
-    server = LocalNeo4j(home, root, bolt_port, http_port, process)
-    deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            text = server.log.read_text(errors="replace")[-3000:]
-            shutil.rmtree(root, ignore_errors=True)
-            raise RuntimeError(f"Neo4j from {home} exited with {process.returncode}:\n{text}")
-        try:
-            with neo4j.GraphDatabase.driver(server.uri, auth=("neo4j", "")) as driver:
-                driver.verify_connectivity()
-            return server
-        except Exception:
-            if time.monotonic() > deadline:
-                text = server.log.read_text(errors="replace")[-3000:]
-                server.stop()
-                raise RuntimeError(f"Neo4j from {home} did not answer within {timeout} s:\n{text}") from None
-            time.sleep(1)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def start_local_neo4j(pair: str, gds: bool = True, timeout: float = START_TIMEOUT) -> LocalNeo4j:
+    """Start a server of ``pair`` (lts, latest) with ``scripts/neo4j_server.py`` in a fresh temporary home
+    on free loopback ports (the script resolves the pinned jars with Maven once into ~/.m2)."""
+    home = Path(tempfile.mkdtemp(prefix=f"hipporag-test-neo4j-{pair}-"))
+    cmd = [sys.executable, str(SERVER_SCRIPT), "start", "--pair", pair, "--home", str(home), "--json"]
+    cmd += ["--timeout", str(timeout)]
+    if not gds:
+        cmd.append("--no-gds")
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 900)
+    if result.returncode != 0:
+        LocalNeo4j(home, {}).stop()
+        raise RuntimeError(f"scripts/neo4j_server.py start --pair {pair} failed:\n{result.stderr[-3000:]}")
+    return LocalNeo4j(home, json.loads(result.stdout))
 
 
 # --- testcontainers -------------------------------------------------------------------------------
@@ -223,17 +166,22 @@ def _find_server() -> tuple[str, str, str, str] | str:
             os.environ.get("HIPPORAG_TEST_NEO4J_PASSWORD", ""),
             os.environ.get("HIPPORAG_TEST_NEO4J_DATABASE", "neo4j"),
         )
-    home = os.environ.get("HIPPORAG_TEST_NEO4J_HOME")
-    if home:
-        server = start_local_neo4j(Path(home))
+    pair = os.environ.get("HIPPORAG_TEST_NEO4J_PAIR")
+    if pair:
+        gds = os.environ.get("HIPPORAG_TEST_NEO4J_GDS", "1") != "0"
+        server = start_local_neo4j(pair, gds=gds)
         atexit.register(server.stop)
         _server["local"] = server
-        return server.uri, "neo4j", "", "neo4j"
+        found = (server.uri, "neo4j", server.password, "neo4j")
+        if gds and not server_has_gds(found):
+            raise RuntimeError(f"{server.describe()}: the GDS plugin did not load (see {server.home}/logs)")
+        return found
     reason = _docker_reason()
     if reason is not None:
         return (
-            "Neo4j tests need HIPPORAG_TEST_NEO4J_URI (a running server), HIPPORAG_TEST_NEO4J_HOME (a Neo4j "
-            f"distribution folder to start one from) or Docker for testcontainers: {reason}"
+            "Neo4j tests need HIPPORAG_TEST_NEO4J_URI (a running server), HIPPORAG_TEST_NEO4J_PAIR (lts "
+            "or latest: the tests start one with scripts/neo4j_server.py, built from Maven Central) or "
+            f"Docker for testcontainers: {reason}"
         )
     uri, user, password = _start_container()
     return uri, user, password, "neo4j"
@@ -256,8 +204,14 @@ def neo4j_server_or_skip() -> tuple[str, str, str, str]:
     return found
 
 
+def local_server() -> LocalNeo4j | None:
+    """The server the tests started themselves (HIPPORAG_TEST_NEO4J_PAIR), if any."""
+    server = _server.get("local")
+    return server if isinstance(server, LocalNeo4j) else None
+
+
 def stop_local_server() -> None:
-    """Stop the server started from HIPPORAG_TEST_NEO4J_HOME, if any (end of the session)."""
+    """Stop the server started for HIPPORAG_TEST_NEO4J_PAIR, if any (end of the session)."""
     server = _server.pop("local", None)
     if server is not None:
         server.stop()
@@ -390,3 +344,33 @@ def drop_new_schema(server: tuple[str, str, str, str], keep: list[str], vector_o
             run_cypher(server, f"DROP INDEX {name} IF EXISTS")
             dropped.append(name)
     return dropped
+
+
+def server_summary() -> str | None:
+    """One line for the end of the run: which server the Neo4j tests used, and the PPR engine the store
+    picks there by default (``neo4j.ppr_engine=auto``)."""
+    from hipporag_neo4j.stores.neo4j.capabilities import decide
+
+    server = server_found()
+    if server is None:
+        return None
+    components = run_cypher(server, "CALL dbms.components() YIELD name, versions, edition RETURN *")
+    kernel = next(c for c in components if c["name"] == "Neo4j Kernel")
+    gds = run_cypher(server, "RETURN gds.version() AS v")[0]["v"] if server_has_gds(server) else None
+    engine = decide(kernel["versions"][0], kernel["edition"], gds, None).ppr_engine
+    local = local_server()
+    where = local.describe() if local is not None else f"{server[0]} (Neo4j {kernel['versions'][0]})"
+    return f"Neo4j tests ran on {where}; GDS {gds or 'absent'}; PPR engine (auto): {engine}"
+
+
+def remember_summary() -> None:
+    """Keep :func:`server_summary` for the end of the run (the server is stopped before pytest prints)."""
+    try:
+        _server["summary"] = server_summary()
+    except Exception as exc:  # information only: never fail the session over it
+        _server["summary"] = f"Neo4j test server: no summary ({type(exc).__name__}: {exc})"
+
+
+def remembered_summary() -> str | None:
+    summary = _server.get("summary")
+    return summary if isinstance(summary, str) else None

@@ -1014,3 +1014,23 @@ def test_drop_namespace_keeps_indexes_another_namespace_uses_and_skips_gds_witho
     ran = driver.names_run()
     assert "gds_drop_namespace_graphs" not in ran
     assert not any(n.startswith("schema_drop_vector_indexes") for n in ran)
+
+
+def test_stats_reads_the_counts_again_when_a_commit_straddled_them() -> None:
+    """Neo4j reads are READ COMMITTED: one statement's counts can straddle a writer's commit (seen live on
+    2026.01 in the reader-during-indexing test). stats() brackets them with the graph version, which every
+    write transaction bumps first, and reads again until no commit fell in between."""
+    meta = {"schema_version": SCHEMA_VERSION, "embedding_model": "all-MiniLM-L6-v2", "embedding_dim": 384}
+    driver = opened_driver(meta)
+    store = open_store(driver)
+    names = ("passages", "phrases", "facts", "relation_edges", "synonym_edges", "mentions")
+    straddled = {**dict.fromkeys(names, 0), "passages": 12, "mentions": 64, "facts": 36}
+    whole = {**dict.fromkeys(names, 0), "passages": 16, "mentions": 64, "facts": 48}
+    driver.on("read_stats", [straddled], [whole])
+    # before / after the first read (a commit in between), then before / after the second, then stats' own
+    driver.on("meta_graph_version", *([{"graph_version": v}] for v in (4, 5, 5, 5, 5)))
+
+    stats = store.stats()
+
+    assert (stats.passages, stats.mentions, stats.facts) == (16, 64, 48)
+    assert driver.names_run().count("read_stats") == 2

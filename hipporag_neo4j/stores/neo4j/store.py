@@ -52,10 +52,12 @@ from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
 
 #: Nodes deleted per transaction when a namespace is dropped.
 DROP_BATCH = 10_000
+#: Tries of stats() for counts no writer's commit straddled (then it gives the last counts it read).
+STATS_ATTEMPTS = 20
 
 
 class Neo4jStore:
@@ -452,8 +454,23 @@ class Neo4jStore:
     def passage_count(self) -> int:
         return int(self.runner.read("read_passage_count", namespace=self.namespace)[0]["passages"])
 
+    def _consistent_counts(self) -> Record:
+        """``read_stats`` between two reads of the graph version, again until they agree. Neo4j reads are
+        READ COMMITTED, so the counts of one statement can straddle a writer's commit (seen live on
+        2026.01: a batch's passages not yet counted, its mentions already); every write transaction bumps
+        the version first, so equal versions before and after mean no commit in between."""
+        counts = None
+        for _ in range(STATS_ATTEMPTS):
+            before = self.runner.read("meta_graph_version", namespace=self.namespace)
+            counts = self.runner.read("read_stats", namespace=self.namespace)[0]
+            after = self.runner.read("meta_graph_version", namespace=self.namespace)
+            if [r["graph_version"] for r in before] == [r["graph_version"] for r in after]:
+                break
+        assert counts is not None
+        return counts
+
     def stats(self) -> StoreStats:
-        counts = self.runner.read("read_stats", namespace=self.namespace)[0]
+        counts = self._consistent_counts()
         meta = self.meta()
         caps = self.capabilities()
         extra: dict[str, Any] = {
