@@ -65,7 +65,10 @@ def prepare_model(model_dir: Path, target: Path) -> str:
                 f"mean or CLS pooling, or install the [torch] extra ({TORCH_INSTALL}) to export it with "
                 "torch.onnx or to run it with backend='torch'"
             ) from refused
-        export_model(model_dir, target)
+        try:
+            export_model(model_dir, target)
+        except EmbeddingError as exc:
+            raise EmbeddingError(f"ONNX Runtime cannot run {model_dir}: {refused}; {exc}") from exc
         return "exported"
     import onnx
 

@@ -96,7 +96,8 @@ class SentenceTransformerEmbedder:
                 except ImportError as exc:
                     raise _missing_torch("embedding.backend='torch'", exc) from exc
 
-                transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # quiet CLI output
+                # quiet CLI output
+                transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call,unused-ignore]
 
                 try:
                     self._model = SentenceTransformer(target, device=self.device)
