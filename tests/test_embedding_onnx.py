@@ -324,7 +324,7 @@ def test_a_model_onnx_runtime_cannot_run_names_the_torch_extra(
         onnx.encode(["a query"])
     auto = create_embedder(EmbeddingSettings(model=str(model), onnx_cache_dir=str(cache)))
     with pytest.raises(
-        EmbeddingError, match=r"torch backend is not installed: pip install 'hipporag-neo4j\[torch\]'"
+        EmbeddingError, match=r"torch backend is not installed \(pip install 'hipporag-neo4j\[torch\]'"
     ):
         auto.encode(["a query"])
     assert not list(cache.glob("*.onnx"))
@@ -343,8 +343,14 @@ def test_a_missing_model_package_names_the_no_deps_install(
 
 
 def test_onnx_backend_needs_a_local_model_directory(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="local model directory"):
+    with pytest.raises(ConfigError, match="local model directory"):  # a hub name: only torch looks it up
+        create_embedder(EmbeddingSettings(model="sentence-transformers/all-mpnet-base-v2", backend="onnx"))
+    with pytest.raises(EmbeddingError, match="no such directory"):
         create_embedder(EmbeddingSettings(model=str(tmp_path / "missing"), backend="onnx"))
+    auto = create_embedder(EmbeddingSettings(model=str(tmp_path / "missing")))  # no torch advice either
+    with pytest.raises(EmbeddingError, match="no such directory") as raised:
+        auto.encode(["a query"])
+    assert "[torch]" not in str(raised.value)
 
 
 def test_a_model_without_tokenizer_json_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

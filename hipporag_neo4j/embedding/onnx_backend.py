@@ -164,13 +164,13 @@ class OnnxSentenceEmbedder:
                         "the ONNX backend needs onnxruntime (pip install onnxruntime onnx)"
                     ) from exc
                 try:
-                    if self._batcher is None:
-                        self._load_tokenizer()
                     path = model_path(self.model_dir, self.cache_dir)
                     if path.exists():
                         self.prepared = self.prepared or "cached"
                     else:
                         self.prepared = prepare_model(self.model_dir, path)
+                    if self._batcher is None:
+                        self._load_tokenizer()
                     options = ort.SessionOptions()
                     options.inter_op_num_threads = 1
                     if threads:
