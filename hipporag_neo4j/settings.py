@@ -225,11 +225,12 @@ class EmbeddingSettings(_Group):
     device: str = Field("cpu", description="torch device for sentence-transformers.")
     backend: Literal["auto", "torch", "onnx"] = Field(
         "auto",
-        description="How a sentence-transformers model runs: auto = ONNX Runtime when the model can be "
-        "exported (a local mean-pooling model such as the default), else torch with a warning naming why; "
-        "onnx = ONNX Runtime or an error; torch = torch. The ONNX export is made once per model into "
-        "onnx_cache_dir. Measured: the same vectors (cosine >= 0.9999), 1.6x (passages) to 7x (phrases) "
-        "the texts/s of torch on 2 busy cores (benchmarks/README.md).",
+        description="How a sentence-transformers model runs: auto = ONNX Runtime when it can run the model "
+        "(a local BERT model with mean or CLS pooling, such as the default, with no torch; other models "
+        "after a torch.onnx export, with the [torch] extra), else torch with a warning naming why; onnx = "
+        "ONNX Runtime or an error; torch = torch (the [torch] extra). The ONNX model is made once per model "
+        "into onnx_cache_dir. Measured: the same vectors (cosine >= 0.9999), 1.6x (passages) to 7x "
+        "(phrases) the texts/s of torch on 2 busy cores (benchmarks/README.md).",
     )
     threads: int | None = Field(
         None, ge=1, description="CPU threads for batch encoding (indexing); unset = the library default."
@@ -242,7 +243,7 @@ class EmbeddingSettings(_Group):
     )
     onnx_cache_dir: str | None = Field(
         None,
-        description="Where ONNX exports are kept (backend auto or onnx); default "
+        description="Where the ONNX models built or exported are kept (backend auto or onnx); default "
         "$XDG_CACHE_HOME/hipporag-neo4j/onnx (~/.cache/hipporag-neo4j/onnx).",
     )
     base_url: str | None = Field(None, description="OpenAI-compatible embedding endpoint (provider=openai).")

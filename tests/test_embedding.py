@@ -102,12 +102,17 @@ def test_reembed_switches_the_store_to_a_new_model(tmp_path: Path) -> None:
     assert hit.name == "stanford"
 
 
-def test_counting_a_long_text_prints_no_tokenizer_warning() -> None:
+@pytest.mark.parametrize("backend", ["auto", "torch"])
+def test_counting_a_long_text_prints_no_tokenizer_warning(backend: str, tmp_path: Path) -> None:
     """We count tokens to decide chunking; transformers' "sequence length is longer" warning is noise.
     A fresh process: transformers' log handler holds the stderr it found at import time."""
+    if backend == "torch":
+        pytest.importorskip("sentence_transformers", reason="the [torch] extra is not installed")
     code = (
-        "from hipporag_neo4j.embedding.encoder import SentenceTransformerEmbedder\n"
-        "print(SentenceTransformerEmbedder('all-MiniLM-L6-v2').token_count('word ' * 2000))\n"
+        "from hipporag_neo4j.embedding.encoder import create_embedder\n"
+        "from hipporag_neo4j.settings import EmbeddingSettings\n"
+        f"settings = EmbeddingSettings(backend={backend!r}, onnx_cache_dir={str(tmp_path)!r})\n"
+        "print(create_embedder(settings).token_count('word ' * 2000))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True

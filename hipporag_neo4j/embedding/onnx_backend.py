@@ -1,114 +1,88 @@
 """A sentence-transformers model run by ONNX Runtime (``embedding.backend`` auto, the default, or onnx).
 
-sentence-transformers' own ``backend="onnx"`` needs optimum-onnx, which pins transformers < 4.58; so the
-model is exported here, once, with ``torch.onnx`` from the same local model directory (never downloaded),
-with the mean pooling and L2 normalisation inside the graph, and cached under ``cache_dir``. Measured on
-the MuSiQue passages (2 cores, interleaved): 1.6x the texts/s of the torch path, cosine to its vectors
->= 0.9999995 (benchmarks/results/embedding.md). Only BERT-style mean-pooling models are supported (such
-as all-MiniLM-L6-v2); others get a clear error naming backend="torch".
+No torch at run time: the graph is built once from the model's own files by
+:mod:`~hipporag_neo4j.embedding.onnx_graph` (BERT models with mean or CLS pooling, such as the default
+all-MiniLM-L6-v2) and cached under ``cache_dir``, and the texts are tokenized with the ``tokenizers``
+package from the model's ``tokenizer.json``, truncated and padded as sentence-transformers does. A model
+that builder refuses is exported once with ``torch.onnx`` instead when the ``[torch]`` extra is installed
+(:func:`~hipporag_neo4j.embedding.torch_backend.export_model`), else refused with an error naming the
+extra. Measured: cosine >= 0.9999995 to sentence-transformers' vectors on 504 texts
+(benchmarks/results/encoder_no_torch.md).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import threading
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hipporag_neo4j.embedding.batching import QUERY_BATCH
+from hipporag_neo4j.embedding.local_model import TORCH_INSTALL
+from hipporag_neo4j.embedding.onnx_graph import (
+    CONFIG_FILES,
+    GRAPH_VERSION,
+    INPUTS,
+    UnsupportedModel,
+    build_graph,
+    read_json,
+)
 from hipporag_neo4j.errors import EmbeddingError
 from hipporag_neo4j.stores.base import Matrix
 
-_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-#: up to this many texts in one call count as a query (encoded on ``query_threads``)
-QUERY_BATCH = 8
+__all__ = ["QUERY_BATCH", "OnnxSentenceEmbedder", "model_path", "prepare_model"]
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _check_mean_pooling(model_dir: Path) -> None:
-    modules = _read_json(model_dir / "modules.json")
-    pooling = (
-        [m["path"] for m in modules if "Pooling" in m.get("type", "")] if isinstance(modules, list) else []
-    )
-    config = _read_json(model_dir / pooling[0] / "config.json") if pooling else {}
-    if not (isinstance(config, dict) and config.get("pooling_mode_mean_tokens")):
-        raise EmbeddingError(
-            f"embedding.backend='onnx' supports mean-pooling sentence-transformers models; {model_dir} "
-            "is not one (no mean pooling in its modules.json / Pooling config): use backend='torch'"
-        )
-
-
-def export_path(model_dir: Path, cache_dir: Path) -> Path:
-    """Where the export of this model directory lives: keyed by its path and its weights' size/mtime."""
+def model_path(model_dir: Path, cache_dir: Path) -> Path:
+    """Where the ONNX model of this model directory is cached: keyed by the directory's path, its weights'
+    names, sizes and mtimes, the bytes of its configuration files and :data:`GRAPH_VERSION`."""
     weights = sorted(p for p in model_dir.iterdir() if p.suffix in (".safetensors", ".bin"))
-    key = str(model_dir.resolve()) + "".join(
-        f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in weights
-    )
-    return cache_dir / f"{model_dir.name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.onnx"
+    key = hashlib.sha256(f"{model_dir.resolve()}|graph {GRAPH_VERSION}".encode())
+    for p in weights:
+        key.update(f"|{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}".encode())
+    for name in CONFIG_FILES:
+        path = model_dir / name
+        key.update(f"|{name}:".encode() + (path.read_bytes() if path.is_file() else b"-"))
+    return cache_dir / f"{model_dir.name}-{key.hexdigest()[:16]}.onnx"
 
 
-def export_model(model_dir: Path, target: Path) -> None:
-    """Export the transformer + mean pooling + L2 normalisation to ONNX (offline, from local files)."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
+def prepare_model(model_dir: Path, target: Path) -> str:
+    """Write the ONNX model of ``model_dir`` to ``target``: ``built`` without torch, or ``exported`` with
+    torch.onnx (the ``[torch]`` extra) for a model the builder refuses; :class:`EmbeddingError` if neither."""
+    try:
+        model = build_graph(model_dir)
+        how = "built"
+    except UnsupportedModel as refused:
+        from hipporag_neo4j.embedding.torch_backend import export_model, torch_installed
 
-    _check_mean_pooling(model_dir)
-    try:  # torch.onnx.export writes the model with the onnx package, which torch does not install
-        import onnx  # noqa: F401
-    except ImportError as exc:
-        raise EmbeddingError(
-            "the ONNX export needs the onnx package (a dependency of hipporag-neo4j: pip install onnx)"
-        ) from exc
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    model = AutoModel.from_pretrained(str(model_dir)).eval()
+        if not torch_installed():
+            raise EmbeddingError(
+                f"ONNX Runtime cannot run {model_dir} without torch: {refused}. Use a BERT model with "
+                f"mean or CLS pooling, or install the [torch] extra ({TORCH_INSTALL}) to export it with "
+                "torch.onnx or to run it with backend='torch'"
+            ) from refused
+        try:
+            export_model(model_dir, target)
+        except EmbeddingError as exc:
+            raise EmbeddingError(f"ONNX Runtime cannot run {model_dir}: {refused}; {exc}") from exc
+        return "exported"
+    import onnx
 
-    class Pooled(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            hidden = self.model(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-            mean = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(mean, p=2.0, dim=1)
-
-    sample = tokenizer(["an example", "a second, longer example text"], padding=True, return_tensors="pt")
     target.parent.mkdir(parents=True, exist_ok=True)
-    # a name of its own per process: two processes exporting at once never write into one file
+    # a name of its own per process and thread: two writers never share a file
     partial = target.with_suffix(f".{os.getpid()}.{threading.get_ident()}.partial")
-    axes = {name: {0: "batch", 1: "tokens"} for name in _INPUTS}
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracer notes on branches that are constant for an encoder
-        torch.onnx.export(
-            Pooled(),
-            tuple(sample[name] for name in _INPUTS),
-            str(partial),
-            input_names=list(_INPUTS),
-            output_names=["embedding"],
-            dynamic_axes={**axes, "embedding": {0: "batch"}},
-            opset_version=17,
-            dynamo=False,
-        )
-    partial.replace(target)  # atomic: a crash mid-export never leaves a truncated model behind
+    onnx.save_model(model, str(partial))
+    partial.replace(target)  # atomic: a crash mid-write never leaves a truncated model behind
+    return how
 
 
 class OnnxSentenceEmbedder:
-    """Same vectors as :class:`~hipporag_neo4j.embedding.encoder.SentenceTransformerEmbedder`, run by
-    ONNX Runtime."""
+    """Same vectors as :class:`~hipporag_neo4j.embedding.torch_backend.SentenceTransformerEmbedder`, run by
+    ONNX Runtime with no torch (for the models :mod:`~hipporag_neo4j.embedding.onnx_graph` builds)."""
 
     def __init__(
         self,
@@ -126,11 +100,59 @@ class OnnxSentenceEmbedder:
         self.batch_size = batch_size
         self.threads = threads
         self.query_threads = query_threads
+        #: ``built`` (no torch), ``exported`` (torch.onnx) or ``cached`` once prepared
+        self.prepared: str | None = None
         self._lock = threading.Lock()
-        self._tokenize_lock = threading.Lock()  # a fast tokenizer is not safe across threads
-        self._tokenizer: Any = None
+        self._tokenize_lock = threading.Lock()
+        self._counter: Any = None  # the tokenizer without truncation or padding: token_count
+        self._batcher: Any = None  # truncated to max_tokens, padded to the batch's longest text
+        self._lower = False
         self._sessions: dict[int | None, Any] = {}
         self._max_tokens: int | None = None
+
+    def _max_length(self) -> int | None:
+        """sentence-transformers' max_seq_length, else the tokenizer's, never past the position table."""
+        st_config = read_json(self.model_dir / "sentence_bert_config.json") or {}
+        tokenizer_config = read_json(self.model_dir / "tokenizer_config.json") or {}
+        config = read_json(self.model_dir / "config.json") or {}
+        self._lower = bool(st_config.get("do_lower_case"))
+        limits = [
+            int(st_config.get("max_seq_length") or 0) or int(tokenizer_config.get("model_max_length") or 0),
+            int(config.get("max_position_embeddings") or 0),
+        ]
+        found = [n for n in limits if 0 < n < 1_000_000]
+        return min(found) if found else None
+
+    def _load_tokenizer(self) -> None:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbeddingError(
+                "the ONNX backend needs the tokenizers package (pip install tokenizers)"
+            ) from exc
+        path = self.model_dir / "tokenizer.json"
+        if not path.is_file():
+            raise UnsupportedModel(
+                f"{self.model_dir} has no tokenizer.json (a fast tokenizer's file); the ONNX backend reads "
+                f"only that: use backend='torch' ({TORCH_INSTALL})"
+            )
+        self._max_tokens = self._max_length()
+        counter = Tokenizer.from_file(str(path))
+        padding = counter.padding or {}  # the file's own settings (often fixed-length): replaced below
+        counter.no_padding()
+        counter.no_truncation()
+        batcher = Tokenizer.from_file(str(path))
+        batcher.no_truncation()
+        if self._max_tokens:
+            batcher.enable_truncation(max_length=self._max_tokens)
+        config = read_json(self.model_dir / "tokenizer_config.json") or {}
+        pad_token = str(padding.get("pad_token") or config.get("pad_token") or "[PAD]")
+        pad_id = batcher.token_to_id(pad_token)
+        if pad_id is None:
+            raise UnsupportedModel(f"{self.model_dir}: the pad token {pad_token!r} is not in the vocabulary")
+        # right padding: the fused Attention reads the mask as the count of leading tokens
+        batcher.enable_padding(direction="right", pad_id=pad_id, pad_type_id=0, pad_token=pad_token)
+        self._counter, self._batcher = counter, batcher
 
     def _session(self, threads: int | None) -> Any:
         with self._lock:
@@ -141,12 +163,14 @@ class OnnxSentenceEmbedder:
                     raise EmbeddingError(
                         "the ONNX backend needs onnxruntime (pip install onnxruntime onnx)"
                     ) from exc
-                from transformers import AutoTokenizer
-
-                path = export_path(self.model_dir, self.cache_dir)
                 try:
-                    if not path.exists():
-                        export_model(self.model_dir, path)
+                    path = model_path(self.model_dir, self.cache_dir)
+                    if path.exists():
+                        self.prepared = self.prepared or "cached"
+                    else:
+                        self.prepared = prepare_model(self.model_dir, path)
+                    if self._batcher is None:
+                        self._load_tokenizer()
                     options = ort.SessionOptions()
                     options.inter_op_num_threads = 1
                     if threads:
@@ -154,20 +178,21 @@ class OnnxSentenceEmbedder:
                     self._sessions[threads] = ort.InferenceSession(
                         str(path), options, providers=["CPUExecutionProvider"]
                     )
-                    if self._tokenizer is None:
-                        self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_dir))
-                        config = _read_json(self.model_dir / "sentence_bert_config.json")
-                        self._max_tokens = int(config.get("max_seq_length") or 0) or None
                 except EmbeddingError:
                     raise
-                except Exception as exc:  # torch.onnx / onnxruntime / transformers errors
+                except ImportError as exc:  # onnx missing: the graph cannot be written
+                    raise EmbeddingError(
+                        f"building the ONNX model of {self.model_name!r} needs the onnx package "
+                        f"(pip install onnx): {exc}"
+                    ) from exc
+                except Exception as exc:  # onnx / onnxruntime / tokenizers errors
                     raise EmbeddingError(
                         f"cannot prepare the ONNX model for {self.model_name!r} from {self.model_dir}: {exc}"
                     ) from exc
             return self._sessions[threads]
 
     def prepare(self) -> None:
-        """Export (once, into the cache) and open the model now; :class:`EmbeddingError` when it cannot."""
+        """Build (once, into the cache) and open the model now; :class:`EmbeddingError` when it cannot."""
         self._session(self.threads)
 
     @property
@@ -179,30 +204,32 @@ class OnnxSentenceEmbedder:
         self._session(self.threads)
         return self._max_tokens
 
+    def _texts(self, texts: Sequence[str]) -> list[str]:
+        """As sentence-transformers feeds its tokenizer: stripped, lower-cased when the model says so."""
+        return [t.strip().lower() if self._lower else t.strip() for t in texts]
+
     def token_count(self, text: str) -> int:
         self._session(self.threads)
         with self._tokenize_lock:
-            return len(self._tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+            return len(self._counter.encode(self._texts([text])[0], add_special_tokens=True).ids)
 
     def encode(self, texts: Sequence[str]) -> Matrix:
         session = self._session(self.query_threads if len(texts) <= QUERY_BATCH else self.threads)
         if not texts:
             return np.zeros((0, int(session.get_outputs()[0].shape[1] or 0)), dtype=np.float32)
+        wanted = {i.name for i in session.get_inputs()}
         order = np.argsort([len(t) for t in texts], kind="stable")  # length-sorted: little padding
         out: Matrix | None = None
         for start in range(0, len(texts), self.batch_size):
             rows = order[start : start + self.batch_size]
             with self._tokenize_lock:
-                batch = self._tokenizer(
-                    [texts[i] for i in rows],
-                    padding=True,
-                    truncation=True,
-                    max_length=self._max_tokens,
-                    return_tensors="np",
-                )
-            feed = {name: batch[name].astype(np.int64) for name in _INPUTS if name in batch}
-            if "token_type_ids" not in feed:
-                feed["token_type_ids"] = np.zeros_like(feed["input_ids"])
+                batch = self._batcher.encode_batch(self._texts([texts[i] for i in rows]))
+            columns = {
+                "input_ids": [e.ids for e in batch],
+                "attention_mask": [e.attention_mask for e in batch],
+                "token_type_ids": [e.type_ids for e in batch],
+            }
+            feed = {name: np.asarray(columns[name], dtype=np.int64) for name in INPUTS if name in wanted}
             vectors = np.asarray(session.run(None, feed)[0], dtype=np.float32)
             if out is None:
                 out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
