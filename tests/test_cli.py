@@ -47,12 +47,12 @@ def test_index_query_delete_stats_round_trip(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    (docs / "bad.txt").write_bytes(b"caf\xe9 latin-1 text")
+    (docs / "bad.txt").write_bytes(b"\x00\x01\x02 binary")
     code, out = run("--json", "index", str(docs), store=store)
     report = json.loads(out)
     assert code == 3  # finished, but one file failed
     assert len(report["indexed"]) == 2
-    assert "not UTF-8" in report["failed"][0]["reason"] and "bad.txt" in report["failed"][0]["source"]
+    assert "binary file" in report["failed"][0]["reason"] and "bad.txt" in report["failed"][0]["source"]
 
     code, out = run("--json", "index", str(docs), store=store)
     again = json.loads(out)

@@ -37,6 +37,7 @@ FEATURES: dict[str, str] = {
     "integrations/neo4j_graphrag.py": "graphrag",
     "stores/neo4j/aura.py": "aura",
     "embedding/onnx_backend.py": "onnx",
+    "indexing/documents.py": "documents",
 }
 
 

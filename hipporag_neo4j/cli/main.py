@@ -7,6 +7,7 @@ Exit codes: 0 success; 1 error (bad settings, unreadable store, unreachable serv
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -406,20 +407,38 @@ def drop_cmd(ctx: Context, yes: bool) -> None:
     emit(ctx, payload, human)
 
 
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders digits as numbers: ``doc#2`` before ``doc#10``, ``note9.txt`` before
+    ``note10.txt``."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+
+
 @main.command("list")
 @click.option("--limit", type=click.IntRange(1), help="Show at most this many passages.")
 @click.pass_obj
 def list_cmd(ctx: Context, limit: int | None) -> None:
-    """List stored passages by id: title, source file, and for chunks the passage they were cut from."""
+    """List stored passages: id, title, source file, its format and encoding, and for chunks the passage
+    they were cut from; ids in natural order (``#2`` before ``#10``)."""
     passages = _with_memory(ctx, lambda memory: memory.list_passages(limit=limit))
+    passages.sort(key=lambda info: natural_key(info.id))
 
     def human() -> None:
-        for info in passages:
-            parts = [info.title or "-", info.source or "-"]
-            if info.parent_id is not None:
-                parts.append(f"chunk {info.chunk} of {info.parent_id}")
-            click.echo(f"{info.id}\t" + "\t".join(parts))
-        click.echo(f"{len(passages)} passages", err=True)
+        header = ("id", "title", "source", "format", "encoding", "chunk")
+        rows = [
+            (
+                info.id,
+                info.title or "-",
+                info.source or "-",
+                info.format or ("text" if info.source else "-"),
+                info.encoding or "-",
+                f"{info.chunk} of {info.parent_id}" if info.parent_id is not None else "-",
+            )
+            for info in passages
+        ]
+        click.echo("\t".join(header))
+        for row in rows:
+            click.echo("\t".join(row))
+        click.echo(plural(len(passages), "passage"), err=True)
 
     emit(ctx, [p.model_dump(mode="json") for p in passages], human)
 
