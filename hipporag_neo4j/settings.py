@@ -269,11 +269,11 @@ class ExtractionSettings(_Group):
         256, ge=16, description="Passages longer than this (embedder tokens) are split into chunks."
     )
     on_long_passage: Literal["chunk", "reject"] = "chunk"
-    max_chunks: int = Field(
-        200,
+    max_chunks: int | None = Field(
+        None,
         ge=1,
-        description="A passage that would split into more chunks than this is rejected (a 2 MB text "
-        "is ~1,300 chunks of 256 tokens: split such files, or raise this knowingly).",
+        description="Off by default: a long document is chunked whatever its length (a 10 MB text is "
+        "about 10,000 chunks of 256 tokens). Set it to reject a passage that would need more chunks.",
     )
 
 

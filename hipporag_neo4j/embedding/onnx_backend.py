@@ -182,7 +182,10 @@ class OnnxSentenceEmbedder:
     def token_count(self, text: str) -> int:
         self._session(self.threads)
         with self._tokenize_lock:
-            return len(self._tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+            # verbose=False as on the torch path: counting a long text is how it is chunked, and the
+            # tokenizer would warn that the count is longer than the model's window
+            tokens = self._tokenizer(text, add_special_tokens=True, truncation=False, verbose=False)
+            return len(tokens["input_ids"])
 
     def encode(self, texts: Sequence[str]) -> Matrix:
         session = self._session(self.query_threads if len(texts) <= QUERY_BATCH else self.threads)

@@ -54,7 +54,7 @@ class IndexingOptions:
     max_passage_tokens: int | None = 256
     on_long_passage: str = "chunk"  # or "reject"
     embed_facts: bool = True
-    max_chunks: int | None = 200  # a passage needing more chunks is rejected (bounds work per passage)
+    max_chunks: int | None = None  # set: a passage needing more chunks is rejected (bounds its work)
 
 
 def _split_sentences(text: str) -> list[str]:
