@@ -262,7 +262,11 @@ class RetrievalResult(_Model):
     passages: list[RetrievedPassage]
     query_entities: list[str] = Field(default_factory=list)
     linked: list[LinkedPhrase] = Field(default_factory=list)
-    used_dense_fallback: bool = Field(False, description="Ensemble mixed dense in (uncertain links).")
+    used_dense_fallback: bool = Field(
+        False,
+        description="Dense scores rank some of these passages: dense mode, a mix (hybrid; ensemble on an "
+        "uncertain link), or the graph reaching too few passages (filled from dense; 'note' says which).",
+    )
     facts: list[FactScore] = Field(default_factory=list, description="hipporag2: facts retrieved and kept.")
     seeds: list[PhraseSeed] = Field(default_factory=list, description="hipporag2: phrases seeded.")
     clues: list[str] = Field(default_factory=list, description="Clue retrieval: the clues the LLM drafted.")

@@ -308,6 +308,12 @@ class RetrievalSettings(_Group):
         0.8, ge=0.0, le=1.0, description="Uncertainty ensemble: mix in dense when a link's cosine is below."
     )
     hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="Weight of the graph score in hybrid mode.")
+    fill_from_dense: bool = Field(
+        True,
+        description="hipporag, ensemble, hybrid: when the walk reaches fewer than top_k passages of a store "
+        "that holds more, the rest come from dense scores, after the walk's (the result's note says so); "
+        "false: only what the walk reaches.",
+    )
     explain_phrases: int = Field(5, ge=0, description="Top phrases shown per passage in explanations.")
     # --- hipporag2 (HippoRAG 2; seed 002) -------------------------------------------------------------
     fact_top_k: int = Field(

@@ -11,7 +11,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import Any, TextIO, TypeVar, get_args
 
 import click
 
@@ -30,7 +30,13 @@ from hipporag_neo4j.cli.support import (
     plural,
     print_retrieval,
 )
-from hipporag_neo4j.models import RETRIEVAL_MODES, IndexReport, RetrievalMode, RetrievalStrategy
+from hipporag_neo4j.models import (
+    RETRIEVAL_MODES,
+    IndexReport,
+    RetrievalMode,
+    RetrievalResult,
+    RetrievalStrategy,
+)
 
 T = TypeVar("T")
 MODES = list(RETRIEVAL_MODES)
@@ -254,8 +260,24 @@ _STRATEGY_HELP = (
 )
 
 
+def read_questions(arguments: tuple[str, ...], source: TextIO | None) -> list[str]:
+    """The questions to ask: the arguments, then the lines of ``source`` (a file or standard input), one
+    question a line; blank lines and surrounding spaces are left out."""
+    questions = [q for q in arguments]
+    if source is not None:
+        questions.extend(line.strip() for line in source if line.strip())
+    return questions
+
+
 @main.command("query")
-@click.argument("question", default="")
+@click.argument("questions", nargs=-1)
+@click.option(
+    "--questions-file",
+    "-f",
+    "questions_file",
+    type=click.File("r", encoding="utf-8"),
+    help="Read questions from FILE, one a line ('-': standard input); with arguments, after them.",
+)
 @click.option("--mode", type=click.Choice(MODES), help="Retrieval mode (default: retrieval.mode).")
 @click.option("--strategy", type=click.Choice(STRATEGIES), help=_STRATEGY_HELP)
 @click.option("--top-k", type=click.IntRange(1, 1000), help="Passages to return.")
@@ -280,7 +302,8 @@ _STRATEGY_HELP = (
 @click.pass_obj
 def query_cmd(
     ctx: Context,
-    question: str,
+    questions: tuple[str, ...],
+    questions_file: TextIO | None,
     mode: RetrievalMode | None,
     strategy: RetrievalStrategy | None,
     top_k: int | None,
@@ -289,10 +312,20 @@ def query_cmd(
     joined: bool | None,
     rel_types: tuple[str, ...],
 ) -> None:
-    """Retrieve the passages that answer QUESTION, with the graph path behind each."""
-    result = _with_memory(
-        ctx,
-        lambda memory: memory.retrieve(
+    """Retrieve the passages that answer each QUESTION, with the graph path behind each.
+
+    Several questions (arguments, or --questions-file FILE one a line, '-' for standard input) are
+    answered in one process: the models load once. With --json, one question prints one JSON object;
+    several print JSON lines, one object a question, in their order.
+    """
+    asked = read_questions(questions, questions_file)
+    if not asked:
+        if questions_file is not None:
+            raise click.UsageError(f"no question in {questions_file.name} (one question a line)")
+        asked = [""]  # seed nodes alone, or the empty question's usage error from the API
+
+    def ask(memory: HippoRAG, question: str) -> RetrievalResult:
+        return memory.retrieve(
             question,
             mode=mode,
             top_k=top_k,
@@ -300,9 +333,25 @@ def query_cmd(
             seed_nodes=seed_nodes,
             joined=joined,
             via=list(rel_types) if rel_types else None,
-        ),
-    )
-    emit(ctx, result.model_dump(mode="json"), lambda: print_retrieval(result, explain))
+        )
+
+    if len(asked) == 1 and questions_file is None:
+        result = _with_memory(ctx, lambda memory: ask(memory, asked[0]))
+        emit(ctx, result.model_dump(mode="json"), lambda: print_retrieval(result, explain))
+        return
+
+    def ask_all(memory: HippoRAG) -> None:
+        for number, question in enumerate(asked, start=1):
+            result = ask(memory, question)
+            if ctx.as_json:
+                click.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
+                continue
+            if number > 1:
+                click.echo()
+            click.secho(f"[{number}/{len(asked)}] {question}", bold=True)
+            print_retrieval(result, explain)
+
+    _with_memory(ctx, ask_all)
 
 
 @main.command("answer")

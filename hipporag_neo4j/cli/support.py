@@ -80,14 +80,21 @@ def _print_explanation(result: RetrievalResult) -> None:
     if result.mode == "hipporag2" and not result.query and result.seed_links:
         click.echo("facts: none (no question: seeded from your nodes)")
     elif result.mode == "hipporag2":
-        kept = [f for f in result.facts if f.kept]
+        kept = sorted((f for f in result.facts if f.kept), key=lambda f: -f.similarity)
         facts = "; ".join(f"({f.subject} | {f.predicate} | {f.object}) {f.similarity:.2f}" for f in kept)
-        click.echo(f"facts: {facts or 'none kept (ranked by dense retrieval)'}")
+        click.echo(
+            f"facts (cosine to the question, -1 to 1): {facts or 'none kept (ranked by dense retrieval)'}"
+        )
         if result.seeds:
-            click.echo("seeds: " + ", ".join(f"{x.phrase} ({x.weight:.3g})" for x in result.seeds))
+            seeds = sorted(result.seeds, key=lambda x: -x.weight)
+            click.echo(
+                "seeds (walk start weight = its facts' score / passages naming it): "
+                + ", ".join(f"{x.phrase} ({x.weight:.3g})" for x in seeds)
+            )
     elif result.linked:
-        links = ", ".join(f"{x.query_entity!r}→{x.phrase!r} ({x.similarity:.2f})" for x in result.linked)
-        click.echo(f"linked: {links}")
+        linked = sorted(result.linked, key=lambda x: -x.similarity)
+        links = ", ".join(f"{x.query_entity!r}→{x.phrase!r} ({x.similarity:.2f})" for x in linked)
+        click.echo(f"linked (query entity → graph phrase, cosine): {links}")
     elif result.mode != "dense" and not result.seed_links:
         click.echo("linked: nothing (fell back to dense retrieval)")
     if result.seed_links:
@@ -100,10 +107,24 @@ def _print_explanation(result: RetrievalResult) -> None:
             click.echo(f"{label}: " + " | ".join(lines))
 
 
+#: What the score in brackets is, by mode.
+_SCORE_MEANING = {
+    "hipporag2": "the passage's PageRank probability from the walk",
+    "hipporag": "PageRank probability of its phrases x their mentions in it",
+    "dense": "cosine of question and passage",
+    "ensemble": "the walk's score, or walk and dense min-max scores averaged (see note)",
+    "hybrid": "walk and dense min-max scores mixed (retrieval.hybrid_weight on the walk)",
+}
+
+
 def print_retrieval(result: RetrievalResult, explain: bool) -> None:
     """A query result for people (``query``, ``about``); ``explain=False``: the passages and any note."""
     if explain:
         _print_explanation(result)
+        meaning = _SCORE_MEANING.get(result.mode)
+        if meaning and result.passages:
+            via = "; via: its phrases with the most PageRank probability" if result.mode != "dense" else ""
+            click.echo(f"[score]: {meaning}{via}")
     if result.note:
         click.echo(f"note: {result.note}")
     for item in result.passages:
