@@ -90,7 +90,7 @@ def store_missing(store: GraphStore, settings: Settings) -> str | None:
         if (path / DB_FILE).is_file() and store.meta() is not None:
             return None
         return (
-            f"no store at {path}: nothing is indexed there. Point --store (HIPPORAG_STORE__PATH) at an "
+            f"no store at {path}: nothing is indexed there. Point --store (HIPPORAG_STORE_PATH) at an "
             f"existing store, or {how}"
         )
     if store.meta() is not None:
@@ -99,7 +99,7 @@ def store_missing(store: GraphStore, settings: Settings) -> str | None:
     return (
         f"namespace {namespace!r} does not exist in {settings.neo4j.uri or 'Neo4j'} (database "
         f"{settings.neo4j.database!r}): nothing is indexed under it. Check --namespace "
-        f"(HIPPORAG_NEO4J__NAMESPACE), or {how}"
+        f"(HIPPORAG_NAMESPACE), or {how}"
     )
 
 

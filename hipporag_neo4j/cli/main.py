@@ -74,6 +74,7 @@ GLOBAL_VALUE_OPTIONS = frozenset(
         "--llm-base-url",
         "--embedding-model",
         "--env-file",
+        "--config",
     }
 )
 GLOBAL_FLAGS = frozenset({"--json"})
@@ -143,6 +144,12 @@ class _MainGroup(click.Group):
     type=click.Path(exists=True, dir_okay=False),
     help="Read HIPPORAG_* settings from this file (default: .env in the working directory, if any).",
 )
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Read settings from this TOML file (default: hipporag.toml in the working directory, if any).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
 @click.version_option(package_name="hipporag-neo4j")
 @click.pass_context
@@ -155,12 +162,14 @@ def main(
     llm_base_url: str | None,
     embedding_model: str | None,
     env_file: str | None,
+    config_file: str | None,
     as_json: bool,
 ) -> None:
     """HippoRAG long-term memory with its knowledge graph in Neo4j or an embedded store.
 
-    Settings come from HIPPORAG_* environment variables and .env; options here override them, and may
-    also come after the command (`query "..." --json`). Commands that only read (query, list, stats...)
+    Settings come from hipporag.toml, .env and HIPPORAG_* environment variables, in that order, each
+    over the one before; options here override them all, and may also come after the command
+    (`query "..." --json`). Commands that only read (query, list, stats...)
     refuse a store that does not exist; `index` creates it.
     """
     overrides: dict[str, dict[str, Any]] = {}
@@ -175,7 +184,7 @@ def main(
     for group, field, value in pairs:
         if value is not None:
             overrides.setdefault(group, {})[field] = value
-    click_ctx.obj = Context(overrides, env_file, as_json)
+    click_ctx.obj = Context(overrides, env_file, as_json, config_file)
 
 
 def _memory(ctx: Context, extra: dict[str, Any] | None = None) -> HippoRAG:

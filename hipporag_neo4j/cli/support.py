@@ -17,7 +17,7 @@ import click
 
 from hipporag_neo4j.errors import HippoRAGError, StoreNotFoundError
 from hipporag_neo4j.models import RetrievalResult
-from hipporag_neo4j.settings import Settings, load_settings
+from hipporag_neo4j.settings import CONFIG_FILE, Settings, load_settings
 
 EXIT_ERROR, EXIT_PARTIAL = 1, 3
 
@@ -25,16 +25,25 @@ EXIT_ERROR, EXIT_PARTIAL = 1, 3
 class Context:
     """The global options (``--store``, ``--neo4j-uri``, ``--json``...) passed to every command."""
 
-    def __init__(self, overrides: dict[str, Any], env_file: str | None, as_json: bool) -> None:
+    def __init__(
+        self,
+        overrides: dict[str, Any],
+        env_file: str | None,
+        as_json: bool,
+        config_file: str | None = None,
+    ) -> None:
         self.overrides = overrides
         self.env_file = env_file
         self.as_json = as_json
+        self.config_file = config_file
 
     def settings(self, extra: dict[str, Any] | None = None) -> Settings:
         merged = {k: dict(v) for k, v in self.overrides.items()}
         for group, values in (extra or {}).items():
             merged.setdefault(group, {}).update(values)
-        return load_settings(merged, env_file=self.env_file or ".env")
+        return load_settings(
+            merged, env_file=self.env_file or ".env", config_file=self.config_file or CONFIG_FILE
+        )
 
 
 def plural(count: int, word: str) -> str:
