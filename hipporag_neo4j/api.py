@@ -261,7 +261,7 @@ class HippoRAG:
     ) -> IndexReport:
         """Index JSON, JSONL, .txt/.md files and directories of them (what the CLI's ``index`` does):
         unreadable files and bad records are reported in ``failed``, other file types in ``unsupported``."""
-        read = read_passages([Path(p) for p in paths])
+        read = read_passages([Path(p) for p in paths], progress)
         report = self.index(read.passages, progress=progress)
         report.failed[:0] = read.failures
         report.unsupported = read.unsupported

@@ -90,8 +90,8 @@ def test_a_folder_of_bad_inputs_reports_each_and_indexes_the_rest(tmp_path: Path
     assert "already given with other content" in sources["records.jsonl:7"]
     assert len(failed) == 9
     assert [Path(p).name for p in report["unsupported"]] == ["photo.png"]  # type: ignore[union-attr]
-    # nothing but the report: no progress label, no tokenizer warning, no traceback
-    assert "indexing" not in stderr and "Token indices" not in stderr and "Traceback" not in stderr
+    # nothing but the report and progress lines: no bar redrawn into a log, no tokenizer warning, no traceback
+    assert "\r" not in stderr and "Token indices" not in stderr and "Traceback" not in stderr
 
 
 def test_human_output_lists_failures_and_unsupported_files(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_human_output_lists_failures_and_unsupported_files(tmp_path: Path) -> No
     assert "indexed 1 passage," in result.stdout
     assert "'title' must be a string, not int" in result.stdout and "b.json[0]" in result.stdout
     assert "skipped 1 files of unsupported type" in result.stdout and "c.csv" in result.stdout
-    assert "indexing" not in result.stderr  # no progress label when stderr is not a terminal
+    assert "\r" not in result.stderr  # no progress bar when stderr is not a terminal (lines at most)
 
 
 def test_two_thousand_tiny_files(tmp_path: Path) -> None:
@@ -226,7 +226,7 @@ def test_progress_shows_on_a_terminal_from_the_start(monkeypatch: pytest.MonkeyP
     import io
     import sys
 
-    from hipporag_neo4j.cli.main import _progress_bar
+    from hipporag_neo4j.cli.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -234,10 +234,12 @@ def test_progress_shows_on_a_terminal_from_the_start(monkeypatch: pytest.MonkeyP
 
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    update, finish = _progress_bar("indexing passages")
-    update("index", 0, 1280)  # the indexer announces the total before the first batch
+    progress = Progress.for_stderr(quiet=False, interval=30)
+    progress("read", 2, 2)
+    progress("index", 0, 1280)  # the indexer announces the total before the first batch
     shown_at_start = terminal.getvalue()
-    update("index", 1280, 1280)
-    finish()
+    progress("index", 1280, 1280)
+    progress.finish()
+    assert "reading files" in shown_at_start  # each stage by name
     assert "indexing passages" in shown_at_start and "0%" in shown_at_start
-    assert "100%" in terminal.getvalue()
+    assert "100%" in terminal.getvalue() and "1280/1280" in terminal.getvalue()

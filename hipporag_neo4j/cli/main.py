@@ -7,6 +7,7 @@ Exit codes: 0 success; 1 error (bad settings, unreadable store, unreachable serv
 from __future__ import annotations
 
 import json
+import logging
 import re
 import sys
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from hipporag_neo4j.cli.aura import aura_cmd
 from hipporag_neo4j.cli.evaluate import eval_cmd
 from hipporag_neo4j.cli.link import about_cmd, link_cmd, unlink_cmd
 from hipporag_neo4j.cli.mcp import mcp_cmd
+from hipporag_neo4j.cli.progress import Progress
 from hipporag_neo4j.cli.serve import serve_cmd
 from hipporag_neo4j.cli.support import (
     EXIT_ERROR,
@@ -39,29 +41,10 @@ from hipporag_neo4j.models import (
 )
 
 T = TypeVar("T")
+#: Ctrl-C: 128 + SIGINT, as a shell reports it
+EXIT_INTERRUPTED = 130
 MODES = list(RETRIEVAL_MODES)
 STRATEGIES = list(get_args(RetrievalStrategy))
-
-
-def _progress_bar(label: str) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
-    """A progress bar on stderr when it is a terminal; nothing otherwise (no stray label in logs)."""
-    state: dict[str, Any] = {}
-
-    def update(stage: str, done: int, total: int) -> None:
-        if not sys.stderr.isatty():
-            return
-        if "bar" not in state:
-            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
-            state["bar"].__enter__()
-            state["done"] = 0
-        state["bar"].update(done - state["done"])
-        state["done"] = done
-
-    def finish() -> None:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)
-
-    return update, finish
 
 
 #: The group's options that take a value, and its flags: also accepted after the command.
@@ -77,7 +60,7 @@ GLOBAL_VALUE_OPTIONS = frozenset(
         "--config",
     }
 )
-GLOBAL_FLAGS = frozenset({"--json"})
+GLOBAL_FLAGS = frozenset({"--json", "--quiet", "-q", "--verbose", "-v"})
 
 
 def hoist_global_options(group: click.Group, args: list[str]) -> list[str]:
@@ -151,6 +134,8 @@ class _MainGroup(click.Group):
     help="Read settings from this TOML file (default: hipporag.toml in the working directory, if any).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress; warnings and errors only.")
+@click.option("--verbose", "-v", is_flag=True, help="Log what each step does (INFO) on stderr.")
 @click.version_option(package_name="hipporag-neo4j")
 @click.pass_context
 def main(
@@ -164,6 +149,8 @@ def main(
     env_file: str | None,
     config_file: str | None,
     as_json: bool,
+    quiet: bool,
+    verbose: bool,
 ) -> None:
     """HippoRAG long-term memory with its knowledge graph in Neo4j or an embedded store.
 
@@ -184,7 +171,13 @@ def main(
     for group, field, value in pairs:
         if value is not None:
             overrides.setdefault(group, {})[field] = value
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose contradict each other: give one")
+    if verbose:
+        logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.getLogger("hipporag_neo4j").setLevel(logging.INFO)
     click_ctx.obj = Context(overrides, env_file, as_json, config_file)
+    click_ctx.obj.quiet = quiet
 
 
 def _memory(ctx: Context, extra: dict[str, Any] | None = None) -> HippoRAG:
@@ -239,25 +232,44 @@ def _print_index_report(report: IndexReport) -> None:
     help="Pre-extracted OpenIE (HippoRAG JSON or JSONL of {passage_id, triples}): no LLM needed.",
 )
 @click.option("--extractor", type=click.Choice(["auto", "llm", "spacy"]), help="Extraction method.")
+@click.option(
+    "--progress-every",
+    type=click.FloatRange(0),
+    default=30.0,
+    show_default=True,
+    help="When stderr is not a terminal: a progress line every this many seconds (a terminal gets bars).",
+)
 @click.pass_obj
-def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extractor: str | None) -> None:
-    """Index passages from JSON, JSONL, .txt/.md files or directories (or an --openie file).
+def index_cmd(
+    ctx: Context,
+    paths: tuple[Path, ...],
+    openie: Path | None,
+    extractor: str | None,
+    progress_every: float,
+) -> None:
+    """Index passages from .txt/.md, JSON, JSONL, PDF, DOCX and HTML files or directories (or an --openie
+    file).
 
     A file's passages get stable ids (the path; records their own id, else path[n] or path:line), so a
-    re-run skips what is stored, retries what failed, and replaces what was edited.
+    re-run skips what is stored, retries what failed, and replaces what was edited. Progress shows each
+    stage with its counts; Ctrl-C says what was stored, and running the command again resumes.
     """
     if not paths and openie is None:
         raise click.UsageError("give PATHS to index, or --openie FILE")
+    progress = Progress.for_stderr(ctx.quiet, progress_every)
     with exit_on_error():
         memory = _memory(ctx, {"extraction": {"method": extractor}} if extractor else None)
-        update, finish = _progress_bar("indexing passages")
         try:
             if openie is not None:
-                report = memory.index_openie(openie, progress=update)
+                report = memory.index_openie(openie, progress=progress)
             if paths:
-                report = memory.index_files(list(paths), progress=update)
+                report = memory.index_files(list(paths), progress=progress)
+        except KeyboardInterrupt:
+            progress.finish()
+            click.secho(progress.interrupted(), fg="yellow", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         finally:
-            finish()
+            progress.finish()
             memory.close()
     emit(ctx, report.model_dump(mode="json"), lambda: _print_index_report(report))
     if report.failed:

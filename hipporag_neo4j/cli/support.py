@@ -36,6 +36,7 @@ class Context:
         self.env_file = env_file
         self.as_json = as_json
         self.config_file = config_file
+        self.quiet = False
 
     def settings(self, extra: dict[str, Any] | None = None) -> Settings:
         merged = {k: dict(v) for k, v in self.overrides.items()}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -205,14 +205,16 @@ def iter_files(path: Path, result: ReadResult) -> Iterator[Path]:
         raise InputError(f"{path}: no such file or directory")
 
 
-def read_passages(paths: list[Path]) -> ReadResult:
+def read_passages(paths: list[Path], progress: Callable[[str, int, int], None] | None = None) -> ReadResult:
     """Passages of every file under ``paths``; a path that does not exist stops it before anything is
-    read (a typo, not bad data)."""
+    read (a typo, not bad data). ``progress("read", files read, files)`` after each file."""
     for path in paths:
         if not path.exists():
             raise InputError(f"{path}: no such file or directory")
     result = ReadResult()
-    for path in paths:
-        for file in iter_files(path, result):
-            read_file(file, result)
+    files = [file for path in paths for file in iter_files(path, result)]
+    for number, file in enumerate(files, start=1):
+        read_file(file, result)
+        if progress is not None:
+            progress("read", number, len(files))
     return result
