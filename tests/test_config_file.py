@@ -99,3 +99,14 @@ def test_the_cli_reads_the_file_and_doctor_says_what_set_what(
     wrong = cli("list")
     assert wrong.exit_code == 1
     assert "store.backend (HIPPORAG_STORE__BACKEND) from hipporag.toml ([store] backend)" in wrong.stderr
+
+
+@pytest.mark.unit
+def test_the_readme_example_file_is_valid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    example = readme.split("```toml\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    Path("hipporag.toml").write_text(example, encoding="utf-8")
+    settings = load_settings()
+    assert settings.store.path == Path("kb") and settings.extraction.max_chunks == 5000
+    assert all(how.endswith(")") and "from hipporag.toml" in how for how in settings.sources().values())
