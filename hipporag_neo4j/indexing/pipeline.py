@@ -332,7 +332,13 @@ class Indexer:
         # meanwhile is not written again, and is reported as skipped, not as indexed
         report.indexed.extend(r.passage.id for r in graph.records if r.passage.id in written)
         report.skipped.extend(r.passage.id for r in graph.records if r.passage.id not in written)
-        if written:
+        # the phrases and facts the write inserted, where the store counts them (the embedded store): an
+        # index run beside this one may have stored some of those found missing before the write
+        counts: tuple[int, int] | None = getattr(self.store, "last_write_counts", None)
+        if counts is not None:
+            report.new_phrases += counts[0]
+            report.new_facts += counts[1]
+        elif written:
             report.new_phrases += len(phrases)
             report.new_facts += len(new_fact_ids)
         t = self._tick(report, "store_writes", t)
