@@ -213,7 +213,7 @@ def test_pdf_docx_html_and_other_encodings_indexed_from_a_folder(
     assert again["indexed"] == [] and len(again["skipped"]) == 6  # a re-run re-reads nothing twice
 
 
-def test_a_text_in_no_encoding_and_a_scanned_pdf_are_named(tmp_path: Path) -> None:
+def test_a_binary_file_and_a_scanned_pdf_are_named(tmp_path: Path) -> None:
     from fpdf import FPDF
 
     docs = tmp_path / "docs"
