@@ -90,7 +90,7 @@ def store_missing(store: GraphStore, settings: Settings) -> str | None:
         if (path / DB_FILE).is_file() and store.meta() is not None:
             return None
         return (
-            f"no store at {path}: nothing is indexed there. Point --store (HIPPORAG_STORE__PATH) at an "
+            f"no store at {path}: nothing is indexed there. Point --store (HIPPORAG_STORE_PATH) at an "
             f"existing store, or {how}"
         )
     if store.meta() is not None:
@@ -99,7 +99,7 @@ def store_missing(store: GraphStore, settings: Settings) -> str | None:
     return (
         f"namespace {namespace!r} does not exist in {settings.neo4j.uri or 'Neo4j'} (database "
         f"{settings.neo4j.database!r}): nothing is indexed under it. Check --namespace "
-        f"(HIPPORAG_NEO4J__NAMESPACE), or {how}"
+        f"(HIPPORAG_NAMESPACE), or {how}"
     )
 
 
@@ -261,7 +261,7 @@ class HippoRAG:
     ) -> IndexReport:
         """Index JSON, JSONL, .txt/.md files and directories of them (what the CLI's ``index`` does):
         unreadable files and bad records are reported in ``failed``, other file types in ``unsupported``."""
-        read = read_passages([Path(p) for p in paths])
+        read = read_passages([Path(p) for p in paths], progress)
         report = self.index(read.passages, progress=progress)
         report.failed[:0] = read.failures
         report.unsupported = read.unsupported

@@ -82,10 +82,19 @@ class PassageInfo(_Model):
     parent_id: str | None = Field(None, description="For a chunk: the id of the passage it was cut from.")
     chunk: int | None = Field(None, description="For a chunk: its position in the parent, from 0.")
     chars: int = Field(0, description="Length of the text in characters.")
+    format: str | None = Field(
+        None, description="The source file's format when it is not text read as such: pdf, docx, html."
+    )
+    encoding: str | None = Field(
+        None, description="The encoding the source file was decoded from (None for PDF, DOCX and no file)."
+    )
 
     @classmethod
     def of(cls, id: str, title: str | None, metadata: dict[str, Any], chars: int) -> PassageInfo:
         parent, chunk, source = metadata.get("parent_id"), metadata.get("chunk"), metadata.get("source")
+        kind, encoding = metadata.get("format"), metadata.get("encoding")
+        if encoding is None and source is not None and kind is None:
+            encoding = "utf-8"  # a text file: its encoding is recorded only when it is not UTF-8
         return cls(
             id=id,
             title=title,
@@ -93,6 +102,8 @@ class PassageInfo(_Model):
             parent_id=str(parent) if parent is not None else None,
             chunk=chunk if isinstance(chunk, int) else None,
             chars=chars,
+            format=str(kind) if kind is not None else None,
+            encoding=str(encoding) if encoding is not None else None,
         )
 
 
@@ -251,7 +262,11 @@ class RetrievalResult(_Model):
     passages: list[RetrievedPassage]
     query_entities: list[str] = Field(default_factory=list)
     linked: list[LinkedPhrase] = Field(default_factory=list)
-    used_dense_fallback: bool = Field(False, description="Ensemble mixed dense in (uncertain links).")
+    used_dense_fallback: bool = Field(
+        False,
+        description="Dense scores rank some of these passages: dense mode, a mix (hybrid; ensemble on an "
+        "uncertain link), or the graph reaching too few passages (filled from dense; 'note' says which).",
+    )
     facts: list[FactScore] = Field(default_factory=list, description="hipporag2: facts retrieved and kept.")
     seeds: list[PhraseSeed] = Field(default_factory=list, description="hipporag2: phrases seeded.")
     clues: list[str] = Field(default_factory=list, description="Clue retrieval: the clues the LLM drafted.")

@@ -1,12 +1,26 @@
 """All configuration in one object: nested groups, env prefix ``HIPPORAG_``, ``.env`` support.
 
-Environment variables use ``__`` between group and field, e.g. ``HIPPORAG_NEO4J__URI`` or
-``HIPPORAG_RETRIEVAL__DAMPING``. A few common ones have short aliases (``HIPPORAG_NEO4J_URI``,
-``HIPPORAG_LLM_API_KEY``...); see :data:`SHORT_ENV_ALIASES`.
+Environment variables use ``__`` between group and field, e.g. ``HIPPORAG_RETRIEVAL__DAMPING``. A few
+common ones have short names (``HIPPORAG_NEO4J_URI``, ``HIPPORAG_STORE_PATH``, ``HIPPORAG_LLM_API_KEY``...;
+:data:`SHORT_ENV_ALIASES`): the README and every message spell those short (:func:`env_name`); the long
+form (``HIPPORAG_STORE__PATH``) is read too.
 
 The environment and a ``.env`` file are read the same way, by :func:`load_settings`: only ``HIPPORAG_*``
 names count (a ``.env`` shared with Docker or other tools may hold anything else), short and long names
 both work, and an unknown ``HIPPORAG_*`` name or an invalid value is an error naming the variable.
+
+A configuration file, ``hipporag.toml`` in the working directory (or the file given to ``--config``),
+holds the same settings under the same names, a table per group::
+
+    [store]
+    path = "kb"            # HIPPORAG_STORE_PATH
+    [extraction]
+    max_chunks = 2000      # HIPPORAG_EXTRACTION__MAX_CHUNKS
+    [neo4j.aura]
+    client_id = "..."      # HIPPORAG_NEO4J__AURA__CLIENT_ID
+
+Precedence, lowest first: defaults, the configuration file, ``.env``, the environment, command-line
+options. :meth:`Settings.sources` tells which file or variable set each setting (``doctor`` prints it).
 """
 
 from __future__ import annotations
@@ -22,12 +36,18 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from hipporag_neo4j.errors import ConfigError
 from hipporag_neo4j.models import SAFE_IDENTIFIER, RetrievalMode
@@ -39,6 +59,8 @@ SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
 #: URI schemes of the Neo4j Python driver (bolt = one server, neo4j = routing; +s / +ssc = TLS).
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 ENV_PREFIX = "HIPPORAG_"
+#: The configuration file read from the working directory when no other is named.
+CONFIG_FILE = "hipporag.toml"
 
 
 class _Group(BaseModel):
@@ -270,11 +292,11 @@ class ExtractionSettings(_Group):
         256, ge=16, description="Passages longer than this (embedder tokens) are split into chunks."
     )
     on_long_passage: Literal["chunk", "reject"] = "chunk"
-    max_chunks: int = Field(
-        200,
+    max_chunks: int | None = Field(
+        None,
         ge=1,
-        description="A passage that would split into more chunks than this is rejected (a 2 MB text "
-        "is ~1,300 chunks of 256 tokens: split such files, or raise this knowingly).",
+        description="Off by default: a long document is chunked whatever its length (a 10 MB text is "
+        "about 10,000 chunks of 256 tokens). Set it to reject a passage that would need more chunks.",
     )
 
 
@@ -309,6 +331,12 @@ class RetrievalSettings(_Group):
         0.8, ge=0.0, le=1.0, description="Uncertainty ensemble: mix in dense when a link's cosine is below."
     )
     hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="Weight of the graph score in hybrid mode.")
+    fill_from_dense: bool = Field(
+        True,
+        description="hipporag, ensemble, hybrid: when the walk reaches fewer than top_k passages of a store "
+        "that holds more, the rest come from dense scores, after the walk's (the result's note says so); "
+        "false: only what the walk reaches.",
+    )
     explain_phrases: int = Field(5, ge=0, description="Top phrases shown per passage in explanations.")
     # --- hipporag2 (HippoRAG 2; seed 002) -------------------------------------------------------------
     fact_top_k: int = Field(
@@ -461,6 +489,7 @@ class Settings(BaseSettings):
     ``.env`` and gives readable errors; ``Settings(...)`` alone takes only its arguments and defaults."""
 
     model_config = SettingsConfigDict(extra="forbid")
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
 
     store: StoreSettings = Field(default_factory=StoreSettings)
     neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
@@ -501,6 +530,12 @@ class Settings(BaseSettings):
             return "neo4j" if self.neo4j.uri else "embedded"
         return self.store.backend
 
+    def sources(self) -> dict[str, str]:
+        """Each setting not left at its default (``group.field``) -> what set it, e.g.
+        ``HIPPORAG_STORE_PATH from the environment`` or
+        ``HIPPORAG_STORE_PATH from hipporag.toml ([store] path)``."""
+        return dict(self._sources)
+
     def redacted(self) -> dict[str, Any]:
         """Settings as a plain dict with secrets shown as '**********' (safe to log or print)."""
         return self.model_dump(mode="json")
@@ -511,12 +546,13 @@ def _group_fields(group: str) -> dict[str, Any]:
     return dict(annotation.model_fields)  # type: ignore[union-attr]
 
 
-def env_name(group: str, field: str) -> str:
-    """The variable the README teaches for a setting: its short name if it has one, else the long one."""
+def env_name(group: str, field: str, *more: str) -> str:
+    """The variable the README and every message use for a setting: its short name if it has one, else
+    the long one (``HIPPORAG_STORE_PATH``, ``HIPPORAG_EXTRACTION__MAX_CHUNKS``)."""
     for name, target in SHORT_ENV_ALIASES.items():
-        if target == (group, field):
+        if target == (group, field, *more):
             return name
-    return f"{ENV_PREFIX}{group.upper()}__{field.upper()}"
+    return ENV_PREFIX + "__".join(part.upper() for part in (group, field, *more))
 
 
 def _all_env_names() -> list[str]:
@@ -619,22 +655,84 @@ def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any
     return merged
 
 
-def load_settings(overrides: dict[str, Any] | None = None, env_file: str | Path | None = ".env") -> Settings:
-    """Settings from defaults < ``env_file`` < environment < ``overrides`` (nested dict, e.g. from CLI
-    options). Only ``HIPPORAG_*`` names are read from the environment and the file.
+def read_config_file(
+    config_file: str | Path, origin: dict[tuple[str, ...], tuple[str, str]]
+) -> dict[str, Any]:
+    """The settings of a TOML configuration file (pydantic-settings' TOML source reads it), checked name
+    by name against the settings: an unknown table or key is a ConfigError naming the file, the key and
+    the settings it could have meant."""
+    path = Path(config_file)
+    import tomllib
+
+    try:
+        data = TomlConfigSettingsSource(Settings, toml_file=path)()
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read configuration file {path}: {exc}") from None
+
+    def walk(node: dict[str, Any], trail: tuple[str, ...], model: type[BaseModel]) -> None:
+        for key, value in node.items():
+            here = (*trail, key)
+            fields = model.model_fields
+            if key not in fields:
+                where = f"[{'.'.join(trail)}]" if trail else "the top level"
+                names = ", ".join(sorted(fields))
+                close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                if not trail:  # a setting written without its table
+                    owners = [
+                        g for g, f in Settings.model_fields.items() if key in _model_fields(f.annotation)
+                    ]
+                    hint = f"; did you mean [{owners[0]}] {key}?" if owners else hint
+                raise ConfigError(f"{path}: unknown setting {key!r} in {where} (it has: {names}){hint}")
+            annotation = fields[key].annotation
+            if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+                if not isinstance(value, dict):
+                    raise ConfigError(
+                        f"{path}: {'.'.join(here)} is a table ([{'.'.join(here)}]), not a value"
+                    )
+                walk(value, here, annotation)
+            else:
+                table = ".".join(trail)
+                origin[here] = (env_name(*here), f" from {path} ([{table}] {key})")
+
+    walk(data, (), Settings)
+    return data
+
+
+def _model_fields(annotation: Any) -> dict[str, Any]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return dict(annotation.model_fields)
+    return {}
+
+
+def load_settings(
+    overrides: dict[str, Any] | None = None,
+    env_file: str | Path | None = ".env",
+    config_file: str | Path | None = CONFIG_FILE,
+) -> Settings:
+    """Settings from defaults < ``config_file`` (TOML; skipped when the default one does not exist) <
+    ``env_file`` < environment < ``overrides`` (nested dict, e.g. from CLI options). Only ``HIPPORAG_*``
+    names are read from the environment and the .env file.
 
     Raises :class:`ConfigError` naming the setting when a value is invalid or a name is unknown.
     """
     origin: dict[tuple[str, ...], tuple[str, str]] = {}
+    from_config: dict[str, Any] = {}
+    if config_file is not None and (Path(config_file).is_file() or str(config_file) != CONFIG_FILE):
+        if not Path(config_file).is_file():
+            raise ConfigError(f"configuration file {config_file} does not exist")
+        from_config = read_config_file(config_file, origin)
     from_file = _nested(_read_env_file(env_file), str(env_file), origin)
     environ = {k.upper(): v for k, v in os.environ.items() if k.upper().startswith(ENV_PREFIX)}
     from_env = _nested(environ, "the environment", origin)
     for group, values in (overrides or {}).items():
         for field in values if isinstance(values, dict) else {}:
             origin[(group, field)] = (env_name(group, field), " from a command-line option")
-    init: dict[str, Any] = _deep_merge(_deep_merge(from_file, from_env), overrides or {})
+    init: dict[str, Any] = _deep_merge(
+        _deep_merge(_deep_merge(from_config, from_file), from_env), overrides or {}
+    )
     try:
-        return Settings(**init)
+        settings = Settings(**init)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -649,3 +747,6 @@ def load_settings(overrides: dict[str, Any] | None = None, env_file: str | Path 
             else:
                 problems.append(f"{where}: {err['msg']}")
         raise ConfigError("invalid settings:\n  " + "\n  ".join(problems)) from None
+    # e.g. "store.path" -> "HIPPORAG_STORE_PATH from hipporag.toml ([store] path)"
+    settings._sources = {".".join(path): f"{name}{source}" for path, (name, source) in sorted(origin.items())}
+    return settings

@@ -47,12 +47,12 @@ def test_index_query_delete_stats_round_trip(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    (docs / "bad.txt").write_bytes(b"caf\xe9 latin-1 text")
+    (docs / "bad.txt").write_bytes(b"\x00\x01\x02 binary")
     code, out = run("--json", "index", str(docs), store=store)
     report = json.loads(out)
     assert code == 3  # finished, but one file failed
     assert len(report["indexed"]) == 2
-    assert "not UTF-8" in report["failed"][0]["reason"] and "bad.txt" in report["failed"][0]["source"]
+    assert "binary file" in report["failed"][0]["reason"] and "bad.txt" in report["failed"][0]["source"]
 
     code, out = run("--json", "index", str(docs), store=store)
     again = json.loads(out)
@@ -68,14 +68,15 @@ def test_index_query_delete_stats_round_trip(tmp_path: Path) -> None:
     assert result["facts"] and result["seeds"], "the default mode starts from facts and their phrases"
 
     code, out = run("query", "Which Stanford professor studies Alzheimer's?", store=store)
-    assert code == 0 and "facts:" in out and "seeds:" in out and "via:" in out
+    assert code == 0 and "facts (cosine to the question" in out and "seeds (walk start weight" in out
+    assert "via:" in out
 
     question = "Which Stanford professor studies Alzheimer's?"
     code, out = run("--json", "query", question, "--mode", "hipporag", "--top-k", "2", store=store)
     assert code == 0
     assert json.loads(out)["linked"], "spaCy query entities should link to graph phrases"
     code, out = run("query", question, "--mode", "hipporag", store=store)
-    assert code == 0 and "linked:" in out and "via:" in out
+    assert code == 0 and "linked (query entity → graph phrase, cosine):" in out and "via:" in out
 
     code, out = run("--json", "stats", store=store)
     assert json.loads(out)["passages"] == 2

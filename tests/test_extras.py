@@ -38,6 +38,7 @@ FEATURES: dict[str, str] = {
     "stores/neo4j/aura.py": "aura",
     "embedding/onnx_backend.py": "onnx",
     "embedding/torch_backend.py": "torch",
+    "indexing/documents.py": "documents",
 }
 
 #: Packages the package and the tests import but no requirement names, with why: the embedding model is

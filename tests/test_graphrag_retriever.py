@@ -130,7 +130,10 @@ def test_retriever_config_walks_your_graph_and_starts_from_your_nodes(tmp_path: 
     store = tmp_path / "kb"
     settings = load_settings(env_file=None)
     run_link_demo(settings, keep=store, echo=None)
-    settings = settings.model_copy(update={"store": settings.store.model_copy(update={"path": store})})
+    # the walk's own reach, as the demo shows it: no passages filled from dense
+    walk_only = settings.retrieval.model_copy(update={"fill_from_dense": False})
+    update = {"store": settings.store.model_copy(update={"path": store}), "retrieval": walk_only}
+    settings = settings.model_copy(update=update)
     with HippoRAG(settings) as memory:
         retriever = HippoRAGRetriever(memory, mode="hipporag")
         reader = ReaderV2()

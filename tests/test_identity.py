@@ -200,4 +200,7 @@ def test_progress_announces_the_total_before_the_first_batch(tmp_path: Path) -> 
     seen: list[tuple[str, int, int]] = []
     memory.index([PassageInput(id="long", text=LONG)], progress=lambda *step: seen.append(step))
     total = len(memory.list_passages())
-    assert seen[0] == ("index", 0, total) and seen[-1] == ("index", total, total)
+    # the chunking stage first (one passage in), then indexing with its total before the first batch
+    assert seen[0] == ("prepare", 0, 1) and seen[1] == ("prepare", 1, 1)
+    indexing = [step for step in seen if step[0] == "index"]
+    assert indexing[0] == ("index", 0, total) and indexing[-1] == ("index", total, total)

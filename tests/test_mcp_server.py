@@ -139,6 +139,8 @@ def test_recall_starts_from_your_nodes_and_walks_your_relationships(tmp_path: Pa
 
     store = tmp_path / "kb"
     demo = run_link_demo(load_settings(env_file=None), keep=store, echo=None)
+    # the demo shows the walk's own reach (no passages filled from dense): the server in this folder too
+    (tmp_path / "hipporag.toml").write_text("[retrieval]\nfill_from_dense = false\n", encoding="utf-8")
     seen = asyncio.run(_recall_your_graph(store, tmp_path))
 
     def titles(name: str) -> list[str]:

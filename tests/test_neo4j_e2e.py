@@ -93,9 +93,9 @@ def test_index_query_every_mode_list_reindex_delete_reembed_doctor(cli: Cli, tmp
         assert result["mode"] == mode
         assert "lab" in ids_of(result), (mode, result)
     code, out = cli("query", QUESTION, "--mode", "hipporag", "--explain")
-    assert code == 0 and "via:" in out and "linked:" in out
+    assert code == 0 and "via:" in out and "linked (query entity" in out
     code, out = cli("query", QUESTION, "--explain")
-    assert code == 0 and "facts:" in out and "seeds:" in out
+    assert code == 0 and "facts (cosine" in out and "seeds (walk start" in out
 
     listed = cli.json("list")
     assert len(listed) == 2 and "lab" in {p["id"] for p in listed}

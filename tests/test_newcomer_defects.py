@@ -213,8 +213,9 @@ def test_a_markdown_heading_becomes_the_title(tmp_path: Path) -> None:
     orbis = read["orbis.md"]
     assert orbis.title == "Orbis Shipyards"
     assert orbis.text == "Orbis Shipyards builds ships in Gdańsk.\n## History\nFounded in 1901."
-    assert read["plain.md"].title == "plain" and read["plain.md"].text.startswith("No heading")
-    assert read["notes.txt"].title == "notes" and read["notes.txt"].text.startswith("# not markdown")
+    # no heading, no title: a file's name is its id, never its title (issue 27)
+    assert read["plain.md"].title is None and read["plain.md"].text.startswith("No heading")
+    assert read["notes.txt"].title is None and read["notes.txt"].text.startswith("# not markdown")
 
 
 def _result(mode: str = "hipporag2", query: str = "Who founded Orbis?", **extra: Any) -> RetrievalResult:
@@ -247,9 +248,10 @@ def test_no_explain_prints_no_explanation(capsys: pytest.CaptureFixture[str]) ->
     seed = PhraseSeed(phrase="orbis", score=1.0, passages=1, weight=1.0)
     result = _result(facts=[fact], seeds=[seed])
     explained = _printed(capsys, result, explain=True)
-    assert "facts:" in explained and "seeds:" in explained and "via:" in explained
+    assert "facts (cosine" in explained and "seeds (walk" in explained and "via:" in explained
+    assert "[score]: the passage's PageRank probability" in explained
     plain = _printed(capsys, result, explain=False)
-    assert "facts:" not in plain and "seeds:" not in plain and "via:" not in plain
+    assert "facts" not in plain and "seeds" not in plain and "via:" not in plain and "[score]" not in plain
     assert "docs/orbis.md" in plain
 
 

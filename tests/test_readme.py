@@ -27,7 +27,7 @@ README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 DEMO = ROOT / "hipporag_neo4j" / "demo"
 
-SHELL, PYTHON, NOT_RUN = {"bash", "sh", "shell"}, {"python", "py"}, {"text", "json", "cypher"}
+SHELL, PYTHON, NOT_RUN = {"bash", "sh", "shell"}, {"python", "py"}, {"text", "json", "cypher", "toml"}
 NEEDS = {"ci", "neo4j", "llm", "docker", "server", "aura", "network"}
 BLOCK = re.compile(
     r"^(?:<!--\s*needs:\s*(?P<needs>[^>]*?)\s*-->\n)?```(?P<lang>[^\n`]*)\n(?P<body>.*?)^```\s*$", re.S | re.M

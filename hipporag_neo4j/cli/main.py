@@ -7,10 +7,12 @@ Exit codes: 0 success; 1 error (bad settings, unreadable store, unreachable serv
 from __future__ import annotations
 
 import json
+import logging
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import Any, TextIO, TypeVar, get_args
 
 import click
 
@@ -19,6 +21,7 @@ from hipporag_neo4j.cli.aura import aura_cmd
 from hipporag_neo4j.cli.evaluate import eval_cmd
 from hipporag_neo4j.cli.link import about_cmd, link_cmd, unlink_cmd
 from hipporag_neo4j.cli.mcp import mcp_cmd
+from hipporag_neo4j.cli.progress import Progress
 from hipporag_neo4j.cli.serve import serve_cmd
 from hipporag_neo4j.cli.support import (
     EXIT_ERROR,
@@ -29,32 +32,19 @@ from hipporag_neo4j.cli.support import (
     plural,
     print_retrieval,
 )
-from hipporag_neo4j.models import RETRIEVAL_MODES, IndexReport, RetrievalMode, RetrievalStrategy
+from hipporag_neo4j.models import (
+    RETRIEVAL_MODES,
+    IndexReport,
+    RetrievalMode,
+    RetrievalResult,
+    RetrievalStrategy,
+)
 
 T = TypeVar("T")
+#: Ctrl-C: 128 + SIGINT, as a shell reports it
+EXIT_INTERRUPTED = 130
 MODES = list(RETRIEVAL_MODES)
 STRATEGIES = list(get_args(RetrievalStrategy))
-
-
-def _progress_bar(label: str) -> tuple[Callable[[str, int, int], None], Callable[[], None]]:
-    """A progress bar on stderr when it is a terminal; nothing otherwise (no stray label in logs)."""
-    state: dict[str, Any] = {}
-
-    def update(stage: str, done: int, total: int) -> None:
-        if not sys.stderr.isatty():
-            return
-        if "bar" not in state:
-            state["bar"] = click.progressbar(length=total, label=label, file=sys.stderr)
-            state["bar"].__enter__()
-            state["done"] = 0
-        state["bar"].update(done - state["done"])
-        state["done"] = done
-
-    def finish() -> None:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)
-
-    return update, finish
 
 
 #: The group's options that take a value, and its flags: also accepted after the command.
@@ -67,9 +57,10 @@ GLOBAL_VALUE_OPTIONS = frozenset(
         "--llm-base-url",
         "--embedding-model",
         "--env-file",
+        "--config",
     }
 )
-GLOBAL_FLAGS = frozenset({"--json"})
+GLOBAL_FLAGS = frozenset({"--json", "--quiet", "-q", "--verbose", "-v"})
 
 
 def hoist_global_options(group: click.Group, args: list[str]) -> list[str]:
@@ -136,7 +127,15 @@ class _MainGroup(click.Group):
     type=click.Path(exists=True, dir_okay=False),
     help="Read HIPPORAG_* settings from this file (default: .env in the working directory, if any).",
 )
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Read settings from this TOML file (default: hipporag.toml in the working directory, if any).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress; warnings and errors only.")
+@click.option("--verbose", "-v", is_flag=True, help="Log what each step does (INFO) on stderr.")
 @click.version_option(package_name="hipporag-neo4j")
 @click.pass_context
 def main(
@@ -148,12 +147,16 @@ def main(
     llm_base_url: str | None,
     embedding_model: str | None,
     env_file: str | None,
+    config_file: str | None,
     as_json: bool,
+    quiet: bool,
+    verbose: bool,
 ) -> None:
     """HippoRAG long-term memory with its knowledge graph in Neo4j or an embedded store.
 
-    Settings come from HIPPORAG_* environment variables and .env; options here override them, and may
-    also come after the command (`query "..." --json`). Commands that only read (query, list, stats...)
+    Settings come from hipporag.toml, .env and HIPPORAG_* environment variables, in that order, each
+    over the one before; options here override them all, and may also come after the command
+    (`query "..." --json`). Commands that only read (query, list, stats...)
     refuse a store that does not exist; `index` creates it.
     """
     overrides: dict[str, dict[str, Any]] = {}
@@ -168,7 +171,13 @@ def main(
     for group, field, value in pairs:
         if value is not None:
             overrides.setdefault(group, {})[field] = value
-    click_ctx.obj = Context(overrides, env_file, as_json)
+    if quiet and verbose:
+        raise click.UsageError("--quiet and --verbose contradict each other: give one")
+    if verbose:
+        logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        logging.getLogger("hipporag_neo4j").setLevel(logging.INFO)
+    click_ctx.obj = Context(overrides, env_file, as_json, config_file)
+    click_ctx.obj.quiet = quiet
 
 
 def _memory(ctx: Context, extra: dict[str, Any] | None = None) -> HippoRAG:
@@ -223,25 +232,44 @@ def _print_index_report(report: IndexReport) -> None:
     help="Pre-extracted OpenIE (HippoRAG JSON or JSONL of {passage_id, triples}): no LLM needed.",
 )
 @click.option("--extractor", type=click.Choice(["auto", "llm", "spacy"]), help="Extraction method.")
+@click.option(
+    "--progress-every",
+    type=click.FloatRange(0),
+    default=30.0,
+    show_default=True,
+    help="When stderr is not a terminal: a progress line every this many seconds (a terminal gets bars).",
+)
 @click.pass_obj
-def index_cmd(ctx: Context, paths: tuple[Path, ...], openie: Path | None, extractor: str | None) -> None:
-    """Index passages from JSON, JSONL, .txt/.md files or directories (or an --openie file).
+def index_cmd(
+    ctx: Context,
+    paths: tuple[Path, ...],
+    openie: Path | None,
+    extractor: str | None,
+    progress_every: float,
+) -> None:
+    """Index passages from .txt/.md, JSON, JSONL, PDF, DOCX and HTML files or directories (or an --openie
+    file).
 
     A file's passages get stable ids (the path; records their own id, else path[n] or path:line), so a
-    re-run skips what is stored, retries what failed, and replaces what was edited.
+    re-run skips what is stored, retries what failed, and replaces what was edited. Progress shows each
+    stage with its counts; Ctrl-C says what was stored, and running the command again resumes.
     """
     if not paths and openie is None:
         raise click.UsageError("give PATHS to index, or --openie FILE")
+    progress = Progress.for_stderr(ctx.quiet, progress_every)
     with exit_on_error():
         memory = _memory(ctx, {"extraction": {"method": extractor}} if extractor else None)
-        update, finish = _progress_bar("indexing passages")
         try:
             if openie is not None:
-                report = memory.index_openie(openie, progress=update)
+                report = memory.index_openie(openie, progress=progress)
             if paths:
-                report = memory.index_files(list(paths), progress=update)
+                report = memory.index_files(list(paths), progress=progress)
+        except KeyboardInterrupt:
+            progress.finish()
+            click.secho(progress.interrupted(), fg="yellow", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         finally:
-            finish()
+            progress.finish()
             memory.close()
     emit(ctx, report.model_dump(mode="json"), lambda: _print_index_report(report))
     if report.failed:
@@ -253,8 +281,24 @@ _STRATEGY_HELP = (
 )
 
 
+def read_questions(arguments: tuple[str, ...], source: TextIO | None) -> list[str]:
+    """The questions to ask: the arguments, then the lines of ``source`` (a file or standard input), one
+    question a line; blank lines and surrounding spaces are left out."""
+    questions = [q for q in arguments]
+    if source is not None:
+        questions.extend(line.strip() for line in source if line.strip())
+    return questions
+
+
 @main.command("query")
-@click.argument("question", default="")
+@click.argument("questions", nargs=-1)
+@click.option(
+    "--questions-file",
+    "-f",
+    "questions_file",
+    type=click.File("r", encoding="utf-8"),
+    help="Read questions from FILE, one a line ('-': standard input); with arguments, after them.",
+)
 @click.option("--mode", type=click.Choice(MODES), help="Retrieval mode (default: retrieval.mode).")
 @click.option("--strategy", type=click.Choice(STRATEGIES), help=_STRATEGY_HELP)
 @click.option("--top-k", type=click.IntRange(1, 1000), help="Passages to return.")
@@ -279,7 +323,8 @@ _STRATEGY_HELP = (
 @click.pass_obj
 def query_cmd(
     ctx: Context,
-    question: str,
+    questions: tuple[str, ...],
+    questions_file: TextIO | None,
     mode: RetrievalMode | None,
     strategy: RetrievalStrategy | None,
     top_k: int | None,
@@ -288,10 +333,20 @@ def query_cmd(
     joined: bool | None,
     rel_types: tuple[str, ...],
 ) -> None:
-    """Retrieve the passages that answer QUESTION, with the graph path behind each."""
-    result = _with_memory(
-        ctx,
-        lambda memory: memory.retrieve(
+    """Retrieve the passages that answer each QUESTION, with the graph path behind each.
+
+    Several questions (arguments, or --questions-file FILE one a line, '-' for standard input) are
+    answered in one process: the models load once. With --json, one question prints one JSON object;
+    several print JSON lines, one object a question, in their order.
+    """
+    asked = read_questions(questions, questions_file)
+    if not asked:
+        if questions_file is not None:
+            raise click.UsageError(f"no question in {questions_file.name} (one question a line)")
+        asked = [""]  # seed nodes alone, or the empty question's usage error from the API
+
+    def ask(memory: HippoRAG, question: str) -> RetrievalResult:
+        return memory.retrieve(
             question,
             mode=mode,
             top_k=top_k,
@@ -299,9 +354,25 @@ def query_cmd(
             seed_nodes=seed_nodes,
             joined=joined,
             via=list(rel_types) if rel_types else None,
-        ),
-    )
-    emit(ctx, result.model_dump(mode="json"), lambda: print_retrieval(result, explain))
+        )
+
+    if len(asked) == 1 and questions_file is None:
+        result = _with_memory(ctx, lambda memory: ask(memory, asked[0]))
+        emit(ctx, result.model_dump(mode="json"), lambda: print_retrieval(result, explain))
+        return
+
+    def ask_all(memory: HippoRAG) -> None:
+        for number, question in enumerate(asked, start=1):
+            result = ask(memory, question)
+            if ctx.as_json:
+                click.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, default=str))
+                continue
+            if number > 1:
+                click.echo()
+            click.secho(f"[{number}/{len(asked)}] {question}", bold=True)
+            print_retrieval(result, explain)
+
+    _with_memory(ctx, ask_all)
 
 
 @main.command("answer")
@@ -406,20 +477,38 @@ def drop_cmd(ctx: Context, yes: bool) -> None:
     emit(ctx, payload, human)
 
 
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders digits as numbers: ``doc#2`` before ``doc#10``, ``note9.txt`` before
+    ``note10.txt``."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", text) if part)
+
+
 @main.command("list")
 @click.option("--limit", type=click.IntRange(1), help="Show at most this many passages.")
 @click.pass_obj
 def list_cmd(ctx: Context, limit: int | None) -> None:
-    """List stored passages by id: title, source file, and for chunks the passage they were cut from."""
+    """List stored passages: id, title, source file, its format and encoding, and for chunks the passage
+    they were cut from; ids in natural order (``#2`` before ``#10``)."""
     passages = _with_memory(ctx, lambda memory: memory.list_passages(limit=limit))
+    passages.sort(key=lambda info: natural_key(info.id))
 
     def human() -> None:
-        for info in passages:
-            parts = [info.title or "-", info.source or "-"]
-            if info.parent_id is not None:
-                parts.append(f"chunk {info.chunk} of {info.parent_id}")
-            click.echo(f"{info.id}\t" + "\t".join(parts))
-        click.echo(f"{len(passages)} passages", err=True)
+        header = ("id", "title", "source", "format", "encoding", "chunk")
+        rows = [
+            (
+                info.id,
+                info.title or "-",
+                info.source or "-",
+                info.format or ("text" if info.source else "-"),
+                info.encoding or "-",
+                f"{info.chunk} of {info.parent_id}" if info.parent_id is not None else "-",
+            )
+            for info in passages
+        ]
+        click.echo("\t".join(header))
+        for row in rows:
+            click.echo("\t".join(row))
+        click.echo(plural(len(passages), "passage"), err=True)
 
     emit(ctx, [p.model_dump(mode="json") for p in passages], human)
 

@@ -79,6 +79,13 @@ def mcp_cmd(
                 host=settings.server.host, max_request_body_size=settings.server.max_body_bytes
             )
             guarded = ApiKeyMiddleware(BodySizeLimit(app, settings.server.max_body_bytes), auth)
+            # uvicorn logs warnings only (its access log would drown the tools' own): say where it listens
+            store = settings.embedded_store_path if settings.backend == "embedded" else settings.neo4j.uri
+            click.echo(
+                f"MCP server (streamable HTTP) on http://{settings.server.host}:{settings.server.port}/mcp "
+                f"for {store}; Ctrl-C to stop",
+                err=True,
+            )
             uvicorn.run(guarded, host=settings.server.host, port=settings.server.port, log_level="warning")
     finally:
         service.close()

@@ -17,7 +17,7 @@ import click
 
 from hipporag_neo4j.errors import HippoRAGError, StoreNotFoundError
 from hipporag_neo4j.models import RetrievalResult
-from hipporag_neo4j.settings import Settings, load_settings
+from hipporag_neo4j.settings import CONFIG_FILE, Settings, load_settings
 
 EXIT_ERROR, EXIT_PARTIAL = 1, 3
 
@@ -25,16 +25,26 @@ EXIT_ERROR, EXIT_PARTIAL = 1, 3
 class Context:
     """The global options (``--store``, ``--neo4j-uri``, ``--json``...) passed to every command."""
 
-    def __init__(self, overrides: dict[str, Any], env_file: str | None, as_json: bool) -> None:
+    def __init__(
+        self,
+        overrides: dict[str, Any],
+        env_file: str | None,
+        as_json: bool,
+        config_file: str | None = None,
+    ) -> None:
         self.overrides = overrides
         self.env_file = env_file
         self.as_json = as_json
+        self.config_file = config_file
+        self.quiet = False
 
     def settings(self, extra: dict[str, Any] | None = None) -> Settings:
         merged = {k: dict(v) for k, v in self.overrides.items()}
         for group, values in (extra or {}).items():
             merged.setdefault(group, {}).update(values)
-        return load_settings(merged, env_file=self.env_file or ".env")
+        return load_settings(
+            merged, env_file=self.env_file or ".env", config_file=self.config_file or CONFIG_FILE
+        )
 
 
 def plural(count: int, word: str) -> str:
@@ -80,14 +90,21 @@ def _print_explanation(result: RetrievalResult) -> None:
     if result.mode == "hipporag2" and not result.query and result.seed_links:
         click.echo("facts: none (no question: seeded from your nodes)")
     elif result.mode == "hipporag2":
-        kept = [f for f in result.facts if f.kept]
+        kept = sorted((f for f in result.facts if f.kept), key=lambda f: -f.similarity)
         facts = "; ".join(f"({f.subject} | {f.predicate} | {f.object}) {f.similarity:.2f}" for f in kept)
-        click.echo(f"facts: {facts or 'none kept (ranked by dense retrieval)'}")
+        click.echo(
+            f"facts (cosine to the question, -1 to 1): {facts or 'none kept (ranked by dense retrieval)'}"
+        )
         if result.seeds:
-            click.echo("seeds: " + ", ".join(f"{x.phrase} ({x.weight:.3g})" for x in result.seeds))
+            seeds = sorted(result.seeds, key=lambda x: -x.weight)
+            click.echo(
+                "seeds (walk start weight = its facts' score / passages naming it): "
+                + ", ".join(f"{x.phrase} ({x.weight:.3g})" for x in seeds)
+            )
     elif result.linked:
-        links = ", ".join(f"{x.query_entity!r}→{x.phrase!r} ({x.similarity:.2f})" for x in result.linked)
-        click.echo(f"linked: {links}")
+        linked = sorted(result.linked, key=lambda x: -x.similarity)
+        links = ", ".join(f"{x.query_entity!r}→{x.phrase!r} ({x.similarity:.2f})" for x in linked)
+        click.echo(f"linked (query entity → graph phrase, cosine): {links}")
     elif result.mode != "dense" and not result.seed_links:
         click.echo("linked: nothing (fell back to dense retrieval)")
     if result.seed_links:
@@ -100,10 +117,24 @@ def _print_explanation(result: RetrievalResult) -> None:
             click.echo(f"{label}: " + " | ".join(lines))
 
 
+#: What the score in brackets is, by mode.
+_SCORE_MEANING = {
+    "hipporag2": "the passage's PageRank probability from the walk",
+    "hipporag": "PageRank probability of its phrases x their mentions in it",
+    "dense": "cosine of question and passage",
+    "ensemble": "the walk's score, or walk and dense min-max scores averaged (see note)",
+    "hybrid": "walk and dense min-max scores mixed (retrieval.hybrid_weight on the walk)",
+}
+
+
 def print_retrieval(result: RetrievalResult, explain: bool) -> None:
     """A query result for people (``query``, ``about``); ``explain=False``: the passages and any note."""
     if explain:
         _print_explanation(result)
+        meaning = _SCORE_MEANING.get(result.mode)
+        if meaning and result.passages:
+            via = "; via: its phrases with the most PageRank probability" if result.mode != "dense" else ""
+            click.echo(f"[score]: {meaning}{via}")
     if result.note:
         click.echo(f"note: {result.note}")
     for item in result.passages:

@@ -53,6 +53,8 @@ def run_link_demo(
             "store": settings.store.model_copy(update={"path": keep, "backend": "embedded"}),
             "neo4j": settings.neo4j.model_copy(update={"namespace": "default"}),
             "llm": settings.llm.model_copy(update={"model": None}),  # recorded extraction, spaCy NER
+            # what the walk itself reaches, with and without your graph: no passages filled from dense
+            "retrieval": settings.retrieval.model_copy(update={"fill_from_dense": False}),
         }
     )
     try:

@@ -210,6 +210,15 @@ def _llm(settings: Settings) -> tuple[str, str, dict[str, Any]]:
     )
 
 
+def _settings(settings: Settings) -> tuple[str, str, dict[str, Any]]:
+    """Which file and which variables set what (everything else is at its default)."""
+    sources = settings.sources()
+    if not sources:
+        return "info", "every setting at its default (no hipporag.toml, .env or HIPPORAG_* variable)", {}
+    listed = "; ".join(f"{name} = {how}" for name, how in sources.items())
+    return "info", f"set: {listed}; everything else at its default", {"sources": sources}
+
+
 def run_doctor(settings: Settings) -> dict[str, Any]:
     embedding = _check("embedding", lambda: _embedding(settings))
 
@@ -220,6 +229,7 @@ def run_doctor(settings: Settings) -> dict[str, Any]:
 
     aura = settings.backend == "neo4j" and settings.neo4j.ppr_engine == "aura"
     checks = [
+        _check("settings", lambda: _settings(settings)),
         _check("store", lambda: _store(settings)),
         *([_check("aura", lambda: _aura(settings))] if aura else []),
         embedding,

@@ -1,25 +1,29 @@
-"""Reading passages from files: JSON, JSONL, .txt/.md, and directories of them.
+"""Reading passages from files: JSON, JSONL, .txt/.md, PDF, DOCX, HTML, and directories of them.
 
-Every problem is reported with its file (and record) and the rest is read: a file that is not UTF-8,
-binary or malformed, a record with a field of the wrong type, a path that does not exist. Files of other
-types found in a directory are listed as unsupported; hidden files and directories are left alone.
-Ids come from the source (see :mod:`hipporag_neo4j.indexing.passage_ids`).
+Every problem is reported with its file (and record) and the rest is read: a file that is binary, text in
+no encoding, damaged or malformed, a record with a field of the wrong type, a path that does not exist.
+Text in another encoding than UTF-8 is decoded (:mod:`hipporag_neo4j.indexing.documents`) and the
+encoding kept in the passage's metadata. Files of other types found in a directory are listed as
+unsupported; hidden files and directories are left alone. Ids come from the source (see
+:mod:`hipporag_neo4j.indexing.passage_ids`); a title only from the document itself (a ``.md`` heading, a
+PDF's or DOCX's title, an HTML ``<title>``, a record's field), never from the file's name.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hipporag_neo4j.errors import InputError
+from hipporag_neo4j.indexing.documents import READERS, decode_text
 from hipporag_neo4j.indexing.passage_ids import source_key
 from hipporag_neo4j.models import PassageFailure, PassageInput
 
-SUPPORTED = {".json", ".jsonl", ".txt", ".md"}
+SUPPORTED = {".json", ".jsonl", ".txt", ".md", *READERS}
 #: A Markdown file's first line as a level-1 heading (``# Title`` or ``# Title #``).
 _MD_TITLE = re.compile(r"\A\s*#[ \t]+(?P<title>[^\n]*?)[ \t]*#*[ \t]*(?:\n|\Z)")
 
@@ -30,16 +34,6 @@ class ReadResult:
     failures: list[PassageFailure] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     files: int = 0
-
-
-def _read_text(path: Path) -> str:
-    data = path.read_bytes()
-    if b"\x00" in data[:65536]:
-        raise InputError(f"{path}: a binary file (NUL bytes), not text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 (invalid byte at offset {exc.start})") from None
 
 
 def markdown_title(text: str) -> tuple[str | None, str]:
@@ -96,35 +90,68 @@ def _records_from_json(value: Any, path: Path) -> list[Any]:
     raise InputError(f"{path}: JSON must be a list of passages or an object with a 'passages' list")
 
 
-def _add_record(item: Any, where: str, default_id: str, key: str, result: ReadResult) -> None:
+def _add_record(item: Any, where: str, default_id: str, origin: dict[str, Any], result: ReadResult) -> None:
     try:
         passage = passage_from_record(item, where)
     except InputError as exc:
         reason = str(exc).removeprefix(f"{where}: ")
         result.failures.append(PassageFailure(passage_id=None, source=where, reason=reason))
         return
-    metadata = {"source": key, **passage.metadata}
+    metadata = {**origin, **passage.metadata}
     result.passages.append(
         passage.model_copy(update={"id": passage.id or default_id, "metadata": metadata, "source": where})
     )
 
 
+def _origin(key: str, encoding: str | None, kind: str | None = None) -> dict[str, Any]:
+    """What a passage's metadata says of its file: the source, the format when it is not a text file
+    read as such, and the encoding when it is not UTF-8 (UTF-8 files keep the metadata they always had,
+    so a store indexed before re-indexes nothing)."""
+    origin: dict[str, Any] = {"source": key}
+    if kind is not None:
+        origin["format"] = kind
+    if encoding is not None and (kind is not None or encoding != "utf-8"):
+        origin["encoding"] = encoding
+    return origin
+
+
+def _fail(result: ReadResult, path: Path, exc: Exception) -> None:
+    reason = str(exc).removeprefix(f"{path}: ")
+    result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=reason))
+
+
 def read_file(path: Path, result: ReadResult) -> None:
     result.files += 1
-    try:
-        text = _read_text(path)
-    except (InputError, OSError) as exc:
-        reason = str(exc).removeprefix(f"{path}: ")
-        result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=reason))
-        return
     key = source_key(path)
     suffix = path.suffix.lower()
-    if suffix in {".txt", ".md"}:
-        title, body = markdown_title(text) if suffix == ".md" else (None, text)
+    if suffix in READERS:
+        try:
+            document = READERS[suffix](path)
+        except (InputError, OSError) as exc:
+            _fail(result, path, exc)
+            return
+        kind = "html" if suffix == ".htm" else suffix.removeprefix(".")
         result.passages.append(
             PassageInput(
-                id=key, text=body, title=title or path.stem, metadata={"source": key}, source=str(path)
+                id=key,
+                text=document.text,
+                title=document.title,
+                metadata=_origin(key, document.encoding, kind),
+                source=str(path),
             )
+        )
+        return
+    try:
+        text, encoding = decode_text(path.read_bytes(), path)
+    except (InputError, OSError) as exc:
+        _fail(result, path, exc)
+        return
+    origin = _origin(key, encoding)
+    if suffix in {".txt", ".md"}:
+        # a title only where the text has one: a .md file's first heading; a file name is an id, not a title
+        title, body = markdown_title(text) if suffix == ".md" else (None, text)
+        result.passages.append(
+            PassageInput(id=key, text=body, title=title, metadata=origin, source=str(path))
         )
         return
     if suffix == ".jsonl":
@@ -138,7 +165,7 @@ def read_file(path: Path, result: ReadResult) -> None:
                 reason = f"malformed JSON: {exc}"
                 result.failures.append(PassageFailure(passage_id=None, source=where, reason=reason))
                 continue
-            _add_record(value, where, f"{key}:{number}", key, result)
+            _add_record(value, where, f"{key}:{number}", origin, result)
         return
     try:
         records = _records_from_json(json.loads(text), path)
@@ -151,7 +178,7 @@ def read_file(path: Path, result: ReadResult) -> None:
         result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=str(exc)))
         return
     for number, item in enumerate(records):
-        _add_record(item, f"{path}[{number}]", f"{key}[{number}]", key, result)
+        _add_record(item, f"{path}[{number}]", f"{key}[{number}]", origin, result)
 
 
 def _hidden(path: Path, root: Path) -> bool:
@@ -178,14 +205,16 @@ def iter_files(path: Path, result: ReadResult) -> Iterator[Path]:
         raise InputError(f"{path}: no such file or directory")
 
 
-def read_passages(paths: list[Path]) -> ReadResult:
+def read_passages(paths: list[Path], progress: Callable[[str, int, int], None] | None = None) -> ReadResult:
     """Passages of every file under ``paths``; a path that does not exist stops it before anything is
-    read (a typo, not bad data)."""
+    read (a typo, not bad data). ``progress("read", files read, files)`` after each file."""
     for path in paths:
         if not path.exists():
             raise InputError(f"{path}: no such file or directory")
     result = ReadResult()
-    for path in paths:
-        for file in iter_files(path, result):
-            read_file(file, result)
+    files = [file for path in paths for file in iter_files(path, result)]
+    for number, file in enumerate(files, start=1):
+        read_file(file, result)
+        if progress is not None:
+            progress("read", number, len(files))
     return result

@@ -40,7 +40,8 @@ from hipporag_neo4j.indexing.synonyms import finish_pending_synonyms
 from hipporag_neo4j.models import Extraction, IndexReport, Passage, PassageFailure, PassageInput
 from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord
 
-#: (stage, done, total) -> None; stages: "extract", "embed", "write", "synonyms"
+#: (stage, done, total) -> None; stages: "read" (files, from index_files), "prepare" (passages checked and
+#: chunked), "index" (passages extracted, embedded and written, a batch at a time)
 ProgressCallback = Callable[[str, int, int], None]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
@@ -54,7 +55,7 @@ class IndexingOptions:
     max_passage_tokens: int | None = 256
     on_long_passage: str = "chunk"  # or "reject"
     embed_facts: bool = True
-    max_chunks: int | None = 200  # a passage needing more chunks is rejected (bounds work per passage)
+    max_chunks: int | None = None  # set: a passage needing more chunks is rejected (bounds its work)
 
 
 def _split_sentences(text: str) -> list[str]:
@@ -104,10 +105,12 @@ def prepare_sources(
     embedder: Embedder,
     options: IndexingOptions,
     report: IndexReport,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, list[Passage]]:
     """Validate, id, de-duplicate and (if too long) chunk the inputs; problems go to the report.
 
     Returns source id -> the passages to store for it: the passage itself, or its chunks ``<id>#<n>``.
+    ``progress("prepare", inputs done, inputs)`` as it goes.
     """
     prepared: dict[str, list[Passage]] = {}
     first: dict[str, tuple[tuple[str, str | None, str], str]] = {}  # id -> (signature, where)
@@ -116,6 +119,8 @@ def prepare_sources(
     if window is not None and model_window is not None:
         window = min(window, model_window)
     for number, item in enumerate(inputs):
+        if progress is not None:
+            progress("prepare", number, len(inputs))
         source = item.source or item.title or f"input #{number}"
         if not item.text or not item.text.strip():
             report.failed.append(
@@ -175,6 +180,8 @@ def prepare_sources(
             )
             for n, (chunk_id, chunk) in enumerate(zip(chunk_ids, chunks, strict=True))
         ]
+    if progress is not None:
+        progress("prepare", len(inputs), len(inputs))
     return prepared
 
 
@@ -246,7 +253,7 @@ class Indexer:
     def index(self, inputs: Sequence[PassageInput]) -> IndexReport:
         report = IndexReport()
         t = time.perf_counter()
-        sources = prepare_sources(inputs, self.embedder, self.options, report)
+        sources = prepare_sources(inputs, self.embedder, self.options, report, self.progress)
         todo = self._plan_updates(sources, report)
         t = self._tick(report, "prepare", t)
         report.new_synonym_edges += self._finish_synonyms()  # what an interrupted run left undone
@@ -325,7 +332,13 @@ class Indexer:
         # meanwhile is not written again, and is reported as skipped, not as indexed
         report.indexed.extend(r.passage.id for r in graph.records if r.passage.id in written)
         report.skipped.extend(r.passage.id for r in graph.records if r.passage.id not in written)
-        if written:
+        # the phrases and facts the write inserted, where the store counts them (the embedded store): an
+        # index run beside this one may have stored some of those found missing before the write
+        counts: tuple[int, int] | None = getattr(self.store, "last_write_counts", None)
+        if counts is not None:
+            report.new_phrases += counts[0]
+            report.new_facts += counts[1]
+        elif written:
             report.new_phrases += len(phrases)
             report.new_facts += len(new_fact_ids)
         t = self._tick(report, "store_writes", t)

@@ -266,7 +266,9 @@ class Retriever:
     ) -> RetrievalResult:
         """The walk from the query's entities, mixed with dense scores when ``weight(run)`` gives the
         graph's weight (None: the walk alone). With no linked entity there is nothing to walk from: the
-        result is dense's (noted). ``limit``: how many walk scores (a mix normalises over the pool)."""
+        result is dense's (noted). When the walk reaches fewer than ``top_k`` passages of a store that
+        holds more, the rest come from dense scores, after the walk's and noted as such. ``limit``: how
+        many walk scores (a mix normalises over the pool)."""
         entities: list[str] = []
         note = None
         if q.text:
@@ -280,17 +282,41 @@ class Retriever:
         graph_weight = None if no_graph else weight(run)
         dense_scores: list[PassageScore] = []
         combined: dict[str, float] = graph_raw
+        notes = [run.note] if run.note else []
         if no_graph:
             dense_scores = self.dense(query_vector, q.top_k, q.timings)
             combined = {p.passage_id: p.score for p in dense_scores}
+            notes.append("ranked by dense retrieval (cosine of question and passage)")
         elif graph_weight is not None:
             dense_scores = self.dense(query_vector, q.pool, q.timings)
             dense_raw = {p.passage_id: p.score for p in dense_scores}
             # dense scores of passages outside the pool are below its minimum
             dense_floor = None if len(dense_raw) >= q.n_passages else min(dense_raw.values())
             combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), graph_weight)
-        used_dense = no_graph or graph_weight is not None
-        return self.ranked(q, combined, run, dense_scores, used_dense)
+            if q.mode == "ensemble":
+                notes.append(
+                    f"a query entity links below cosine {self.settings.ensemble_threshold}: walk and "
+                    f"dense scores mixed, {graph_weight:g} on the walk"
+                )
+        elif q.mode == "ensemble" and run.linked:
+            notes.append(
+                f"every query entity links at cosine {self.settings.ensemble_threshold} or more: the walk "
+                "alone ranks (as hipporag does)"
+            )
+        fill: list[PassageScore] = []
+        wanted = min(q.top_k, q.n_passages)
+        if q.text and len(combined) < wanted and self.settings.fill_from_dense:
+            more = self.dense(query_vector, wanted + len(combined), q.timings)
+            fill = [p for p in more if p.passage_id not in combined][: wanted - len(combined)]
+            if fill:
+                rest = "the other passage comes" if len(fill) == 1 else f"the other {len(fill)} come"
+                notes.append(
+                    f"the graph reached {len(combined)} of the {q.top_k} passages asked for: {rest} from "
+                    "dense retrieval (score 0, after the graph's)"
+                )
+        used_dense = no_graph or graph_weight is not None or bool(fill)
+        note = "; ".join(notes) or None
+        return self.ranked(q, combined, run, [*dense_scores, *fill], used_dense, fill=fill, note=note)
 
     def ranked(
         self,
@@ -299,9 +325,15 @@ class Retriever:
         run: GraphRun | None,
         dense_scores: list[PassageScore],
         used_dense: bool,
+        *,
+        fill: Sequence[PassageScore] = (),
+        note: str | None = None,
     ) -> RetrievalResult:
-        """The best ``q.top_k`` of ``combined`` as a result, each passage with what its score is made of."""
+        """The best ``q.top_k`` of ``combined`` as a result, each passage with what its score is made of;
+        then the ``fill`` passages (dense scores for a graph that reached fewer), in their order, score 0."""
         ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
+        ranked.extend((p.passage_id, 0.0) for p in fill if p.passage_id not in combined)
+        ranked = ranked[: q.top_k]
         passages = self.store.get_passages([pid for pid, _ in ranked])
         ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
         graph_by_id = {p.passage_id: p for p in run.scores} if run else {}
@@ -330,6 +362,7 @@ class Retriever:
             query_entities=run.entities if run else [],
             linked=run.linked if run else [],
             used_dense_fallback=used_dense,
+            note=note,
             timings=q.timings,
         )
 

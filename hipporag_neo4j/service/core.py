@@ -277,11 +277,14 @@ class KnowledgeService:
         if not self._stopping.is_set():
             self._stopping.set()
             running = [job.id for job in self.jobs.all() if job.status == "running"]
-            log.warning(
-                "shutting down: finishing the writer's step in progress (running jobs: %s), then closing "
-                "the store",
-                ", ".join(running) or "none",
-            )
+            if running:  # work cut short is worth a warning; a normal shutdown is not
+                log.warning(
+                    "shutting down: finishing the writer's step in progress, then closing the store; "
+                    "running jobs stop after it: %s (run them again to resume)",
+                    ", ".join(running),
+                )
+            else:
+                log.info("shutting down: closing the store (no job running)")
             self._queue.put(None)
             self._writer.join()
             while True:

@@ -127,6 +127,8 @@ class EmbeddedStore:
         self, path: str | Path, persist_snapshot: bool = True, vector_search: VectorSearch | None = None
     ) -> None:
         self.path = Path(path)
+        #: (phrases, facts) the last write_passages inserted (the indexer's report counts these)
+        self.last_write_counts: tuple[int, int] | None = None
         self.persist_snapshot = persist_snapshot
         self.vector_search = vector_search or VectorSearch()
         self._indexes: dict[str, tuple[tuple[object, ...], IvfIndex]] = {}
@@ -452,6 +454,7 @@ class EmbeddedStore:
         return set(ids) - self._existing("facts", ids)
 
     def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
+        self.last_write_counts = None
         with self._lock:
             with self._transaction(_Log(schema.LOG_APPEND)) as conn:
                 self._check_model(dict(conn.execute("SELECT key, value FROM meta").fetchall()))
@@ -500,6 +503,9 @@ class EmbeddedStore:
                 facts = {f.id: f for r in new_passages for f in r.facts}
                 fact_keys = keys_of(conn, "facts", facts)
                 new_facts = [f for f in facts.values() if f.id not in fact_keys]
+                # what this write itself inserted: another process may have stored some of the phrases and
+                # facts the caller found missing, and the caller's report counts these
+                self.last_write_counts = (len(new_phrases), len(new_facts))
                 first = _next_key(conn, "facts")
                 fact_keys.update((f.id, first + i) for i, f in enumerate(new_facts))
                 conn.executemany(

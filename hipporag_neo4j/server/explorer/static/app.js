@@ -410,7 +410,6 @@
     const notes = [];
     if (result.query_entities.length) notes.push("query entities: " + result.query_entities.join(", "));
     if (result.note) notes.push(result.note);
-    if (result.used_dense_fallback) notes.push("ensemble mixed dense retrieval in (uncertain links)");
     if (result.clues.length) notes.push("clues: " + result.clues.join(" | "));
     if (result.thoughts.length) notes.push("thoughts: " + result.thoughts.join(" | "));
     if (result.joined) notes.push("joined graph via: " + (result.joined.join(", ") || "SAME_AS only"));
