@@ -42,7 +42,9 @@ PHRASE = "stanford university"
 pytestmark = [pytest.mark.neo4j, pytest.mark.browser, pytest.mark.integration]
 
 
-def _browser_url() -> str:
+@pytest.fixture
+def browser_url() -> str:
+    """Browser on the test server (skips where its URL is not known)."""
     import neo4j_support
 
     neo4j_support.neo4j_server_or_skip()
@@ -177,11 +179,10 @@ def _shot(frame: Any, name: str, tmp_path: Path) -> None:
 
 
 def test_browser_draws_our_graph_with_the_project_style(
-    indexed: dict[str, Any], page: Any, tmp_path: Path
+    page: Any, browser_url: str, indexed: dict[str, Any], tmp_path: Path
 ) -> None:
     from neo4j_support import neo4j_server_or_skip, run_cypher
 
-    url = _browser_url()
     server = neo4j_server_or_skip()
     namespace = indexed["namespace"]
     passage = run_cypher(
@@ -202,7 +203,7 @@ def test_browser_draws_our_graph_with_the_project_style(
     )[0]
     assert passage["phrases"] and passage["facts"] and around["passages"]
 
-    page.goto(url)
+    page.goto(browser_url)
     page.fill('input[data-testid="boltaddress"]', indexed["uri"])
     page.fill('input[data-testid="username"]', indexed["user"])
     page.fill('input[data-testid="password"]', indexed["password"])
