@@ -8,7 +8,6 @@ the real ``hipporag-neo4j serve`` over it on a free loopback port.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,17 +22,6 @@ from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.base import GraphEdge, GraphNode, bounded_neighbourhood
 
-# Debian's package here; elsewhere (the GitHub runner ships Google Chrome) name the binary
-CHROMIUM = Path(os.environ.get("HIPPORAG_TEST_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 KEY = "explorer-test-key"
 QUESTION = "Which Stanford professor studies Alzheimer's disease?"  # the demo's showcase question
 GOLD = ["Helena Várkonyi", "Várkonyi Laboratory"]
@@ -396,26 +384,10 @@ def test_explorer_api_over_serve(server: ServerProcess) -> None:
 # --- browser ---------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set HIPPORAG_TEST_CHROMIUM)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (pip install -e '.[dev]')")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 @pytest.fixture
-def page(browser: Any, server: ServerProcess) -> Iterator[Any]:
+def page(chromium: Any, server: ServerProcess) -> Iterator[Any]:
     # bypass_csp lets Playwright evaluate its own scripts; the page's escaping is what is tested, not the CSP
-    context = browser.new_context(viewport={"width": 1400, "height": 850}, bypass_csp=True)
+    context = chromium.new_context(viewport={"width": 1400, "height": 850}, bypass_csp=True)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
