@@ -79,7 +79,7 @@ def ask(browser: Any, url: str, key: str, viewport: tuple[int, int]) -> Any:
 
 def shoot(url: str, key: str, out: Path) -> None:
     sys.path.insert(0, str(REPO / "tests"))
-    from browser_support import launch_chromium
+    from browser_support import launch_chromium, shrink_png
 
     from hipporag_neo4j.common.text import make_phrase_id
 
@@ -117,16 +117,7 @@ def shoot(url: str, key: str, out: Path) -> None:
         "explorer-explore.png",
         "explorer-manage.png",
     ]:
-        shrink(out / png)
-
-
-def shrink(path: Path) -> None:
-    """A 256-colour palette PNG: a fraction of the size, the same look for these flat colours."""
-    from PIL import Image
-
-    with Image.open(path) as image:
-        small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
-    small.save(path, optimize=True)
+        shrink_png(out / png)
 
 
 def main() -> None:

@@ -717,5 +717,9 @@ def test_ask_graph_labels_do_not_overlap_and_stay_readable(
         assert errors == [], errors
     assert most["dense"] > most["demo"], most  # the dense corpus drew denser graphs than the demo's
     if os.environ.get("HIPPORAG_TEST_BROWSER_SCREENSHOTS") == "1":
+        from browser_support import shrink_png
+
         shot = f"explorer-ask-dense-{width}x{height}.png"
-        shutil.copyfile(tmp_path / shot, Path(__file__).resolve().parents[1] / "docs" / "images" / shot)
+        target = Path(__file__).resolve().parents[1] / "docs" / "images" / shot
+        shutil.copyfile(tmp_path / shot, target)
+        shrink_png(target)
