@@ -713,6 +713,12 @@ def test_ask_graph_labels_do_not_overlap_and_stay_readable(
             if corpus == "dense" and found["nodes"] > most[corpus]:
                 page.screenshot(path=str(tmp_path / f"explorer-ask-dense-{width}x{height}.png"))
             most[corpus] = max(most[corpus], found["nodes"])
+        # the window resized (to the other size and back): the last graph is laid out again for it
+        for other in [v for v in VIEWPORTS if v != viewport] + [viewport]:
+            draws = page.evaluate("window.__explorer.askDraws")
+            page.set_viewport_size({"width": other[0], "height": other[1]})
+            page.wait_for_function(f"window.__explorer.askDraws > {draws}")
+            _check_labels(page.evaluate(MEASURE_LABELS), f"{corpus} resized to {other[0]}x{other[1]}")
         context.close()
         assert errors == [], errors
     assert most["dense"] > most["demo"], most  # the dense corpus drew denser graphs than the demo's

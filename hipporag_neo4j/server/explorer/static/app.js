@@ -332,14 +332,12 @@
     return { main: shorten(n.name || n.label, chars), extra: n.extra };
   }
 
-  const askView = { svg: null, layout: null, scale: 1, view: null, drag: null, pending: null };
+  const askView = { svg: null, layout: null, scale: 1, view: null, drag: null, drawn: null, size: "" };
   function drawAsk(drawn) {
     const box = $("ask-graph");
-    askView.pending = null;
-    if (!askBox().w) {
-      askView.pending = drawn; // labels are measured as drawn: wait until the Ask view is shown
-      return;
-    }
+    askView.drawn = drawn;
+    askView.size = `${askBox().w}x${askBox().h}`;
+    if (!askBox().w) return; // labels are measured as drawn: drawn when the Ask view is shown
     clear(box);
     const root = svgEl("svg", { class: "ask-svg", role: "img", "aria-label": "retrieval graph" });
     box.append(root);
@@ -363,6 +361,7 @@
     }
     askView.layout = layout;
     fitAsk();
+    explorer.askDraws = (explorer.askDraws || 0) + 1;
   }
   explorer.drawAsk = drawAsk;
 
@@ -620,10 +619,10 @@
         expand(kind, id);
       }
     });
+    // a new size is laid out again: labels cut and rows spaced for the room there is
     new ResizeObserver(() => {
-      if (!askBox().w) return;
-      if (askView.pending) drawAsk(askView.pending);
-      else if (askView.layout) fitAsk();
+      const size = `${askBox().w}x${askBox().h}`;
+      if (askBox().w && askView.drawn && size !== askView.size) drawAsk(askView.drawn);
     }).observe(box);
   }
 
