@@ -626,6 +626,7 @@ MEASURE_LABELS = """() => {
     const labels = [...graph.querySelectorAll('g.node text.label')].map((t) => ({
         key: t.parentNode.dataset.key,
         text: t.textContent,
+        tip: t.parentNode.querySelector('title').textContent,
         box: rect(t.getBoundingClientRect()),
         px: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a,
     }));
@@ -661,6 +662,8 @@ def _check_labels(found: dict[str, Any], what: str) -> None:
     assert len(labels) == found["nodes"] > 0, what  # every drawn node has its label
     for i, a in enumerate(labels):
         assert a["px"] >= MIN_FONT_PX, (what, a)
+        for part in a["text"].split("\u2026")[:-1]:  # a label cut short: its node's tooltip has it in full
+            assert part.split(" \u2014 ")[-1].lstrip("#0123456789 ") in a["tip"], (what, a)
         assert _inside(a["box"], found["graph"]) and _inside(a["box"], found["window"]), (
             what,
             a,
