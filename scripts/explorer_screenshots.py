@@ -1,9 +1,10 @@
-"""Screenshots of the graph explorer for docs/images/ (explorer-ask.png, explorer-explore.png,
-explorer-passage.png, explorer-manage.png).
+"""Screenshots of the graph explorer for docs/images/ (explorer-ask.png at 1400x1000, explorer-ask-laptop.png
+at a laptop's 1280x800, explorer-explore.png, explorer-passage.png, explorer-manage.png).
 
 Builds the demo store with its linked graph of accounts in a temporary directory, runs the real
 ``hipporag-neo4j serve`` over it on a free loopback port, drives Debian's Chromium with Playwright and
-saves each view. Needs the [server] and [dev] extras and ``apt-get install chromium``.
+saves each view (Chromium launched by tests/browser_support.py, as the browser tests do). Needs the [server]
+and [dev] extras and ``apt-get install chromium``.
 
     python scripts/explorer_screenshots.py [--out docs/images] [--url URL --key KEY]
 
@@ -20,20 +21,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 QUESTION = "Which Stanford professor studies Alzheimer's disease?"
 
 
@@ -69,24 +61,32 @@ def serve(store: Path, key: str) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("the server did not come up")
 
 
+def ask(browser: Any, url: str, key: str, viewport: tuple[int, int]) -> Any:
+    """A logged-in tab of that size with the demo's question asked in the hipporag mode."""
+    width, height = viewport
+    page = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True).new_page()
+    page.goto(url + "/explorer/")
+    page.fill("#key-input", key)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_function("window.__explorer.ready")
+    page.fill("#ask-query", QUESTION)
+    page.select_option("#ask-mode", "hipporag")
+    page.click("#ask-form button[type=submit]")
+    page.wait_for_function("window.__explorer.askCount >= 1", timeout=120_000)
+    page.wait_for_timeout(300)
+    return page
+
+
 def shoot(url: str, key: str, out: Path) -> None:
-    from playwright.sync_api import sync_playwright
+    sys.path.insert(0, str(REPO / "tests"))
+    from browser_support import launch_chromium, shrink_png
 
     from hipporag_neo4j.common.text import make_phrase_id
 
     out.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_context(viewport={"width": 1280, "height": 760}, bypass_csp=True).new_page()
-        page.goto(url + "/explorer/")
-        page.fill("#key-input", key)
-        page.click("#login-form button[type=submit]")
-        page.wait_for_function("window.__explorer.ready")
-        page.fill("#ask-query", QUESTION)
-        page.select_option("#ask-mode", "hipporag")
-        page.click("#ask-form button[type=submit]")
-        page.wait_for_function("window.__explorer.askCount >= 1", timeout=120_000)
-        page.wait_for_timeout(500)
+    with launch_chromium() as browser:
+        ask(browser, url, key, (1280, 800)).screenshot(path=str(out / "explorer-ask-laptop.png"))
+        page = ask(browser, url, key, (1400, 1000))
         page.screenshot(path=str(out / "explorer-ask.png"))
         page.click("#ask-results li >> nth=0")
         page.wait_for_function("window.__explorer.panel !== null")
@@ -110,18 +110,14 @@ def shoot(url: str, key: str, out: Path) -> None:
         page.fill("#index-title", "Marta Oyelaran")
         page.fill("#index-text", "Marta Oyelaran is a botanist at the Kesswick Herbarium.")
         page.screenshot(path=str(out / "explorer-manage.png"))
-        browser.close()
-    for png in ["explorer-ask.png", "explorer-passage.png", "explorer-explore.png", "explorer-manage.png"]:
-        shrink(out / png)
-
-
-def shrink(path: Path) -> None:
-    """A 256-colour palette PNG: a fraction of the size, the same look for these flat colours."""
-    from PIL import Image
-
-    with Image.open(path) as image:
-        small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
-    small.save(path, optimize=True)
+    for png in [
+        "explorer-ask.png",
+        "explorer-ask-laptop.png",
+        "explorer-passage.png",
+        "explorer-explore.png",
+        "explorer-manage.png",
+    ]:
+        shrink_png(out / png)
 
 
 def main() -> None:

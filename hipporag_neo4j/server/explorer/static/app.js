@@ -213,7 +213,7 @@
       box.append(item);
     }
   }
-  function network(view, container, hierarchical) {
+  function network(view, container) {
     if (explorer.networks[view]) return explorer.networks[view];
     const nodes = new vis.DataSet();
     const edges = new vis.DataSet();
@@ -225,14 +225,10 @@
         font: { size: 10, align: "middle", strokeWidth: 3, color: "#48526a" },
         color: { color: "#9aa5b8", highlight: "#1d2433" },
         arrows: { to: { enabled: true, scaleFactor: 0.5 } },
-        smooth: hierarchical ? { type: "cubicBezier", forceDirection: "horizontal", roundness: 0.4 } : { type: "continuous" },
+        smooth: { type: "continuous" },
       },
-      layout: hierarchical
-        ? { hierarchical: { direction: "LR", levelSeparation: 260, nodeSpacing: 48, sortMethod: "directed", shakeTowards: "roots" } }
-        : { improvedLayout: true },
-      physics: hierarchical
-        ? false
-        : { solver: "forceAtlas2Based", stabilization: { iterations: 150, fit: true }, forceAtlas2Based: { springLength: 90 } },
+      layout: { improvedLayout: true },
+      physics: { solver: "forceAtlas2Based", stabilization: { iterations: 150, fit: true }, forceAtlas2Based: { springLength: 90 } },
     };
     const net = { nodes, edges, container, network: new vis.Network(container, { nodes, edges }, options) };
     explorer.networks[view] = net;
@@ -245,16 +241,10 @@
       return Object.assign(base, { shape: "box", color: { background: COLORS.passage, border: "#2a6e3e" }, font: { color: "#fff" }, margin: 8 });
     if (kind === "entity")
       return Object.assign(base, { shape: "diamond", size: 16, color: { background: COLORS.entity, border: "#6c3483" } });
-    if (kind === "query")
-      return Object.assign(base, { shape: "box", color: { background: COLORS.query, border: "#b8860b" }, margin: 8, font: { size: 14 } });
-    if (kind === "fact")
-      return Object.assign(base, { shape: "box", color: { background: COLORS.fact, border: "#b8a06a" }, font: { size: 11 } });
-    const seed = kind === "seed";
     return Object.assign(base, {
       shape: "dot",
       size: n.size || 12,
-      color: { background: seed ? COLORS.seed : COLORS.phrase, border: seed ? "#a4521b" : "#2f5cb8" },
-      borderWidth: seed ? 3 : 1,
+      color: { background: COLORS.phrase, border: "#2f5cb8" },
     });
   }
   function visEdge(e) {
@@ -272,6 +262,12 @@
     };
   }
   function domPosition(view, key) {
+    if (view === "ask") {
+      const marker = document.querySelector(`#ask-graph g.node[data-key="${CSS.escape(key)}"] .marker`);
+      if (!marker) return null;
+      const r = marker.getBoundingClientRect();
+      return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+    }
     const net = explorer.networks[view];
     if (!net) return null;
     const pos = net.network.getPositions([key])[key];
@@ -281,6 +277,354 @@
     return { x: rect.left + dom.x, y: rect.top + dom.y };
   }
   explorer.domPosition = domPosition;
+
+  // --- the Ask graph: SVG in columns, labels placed so that none overlaps ---------------------------
+  // The result is drawn left to right in four columns (level 0 to 3). Each node is a marker with its label
+  // beside it (phrases, your nodes) or a box holding its label (query entities, facts, passages); a column
+  // stacks its nodes with a gap, so no two labels or markers can meet. Long labels are cut with "…" (the
+  // full text is in the node's tooltip). The drawing is fitted to its box but never shrunk below
+  // ASK.minFont CSS pixels: where it would be, labels are cut shorter and columns drawn closer first, and
+  // only then is the rest reached by dragging. The wheel zooms (no further out than that floor), a drag
+  // pans, a double click fits again.
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const ASK = { font: 13, line: 17, minFont: 10, good: 0.85, maxScale: 1.3, gap: 4, maxGap: 20, pad: 14, boxPadX: 7, boxPadY: 4 };
+  // labels cut ever shorter: the first layout that fits with its font at >= ASK.good of full size is drawn,
+  // else the first that fits with labels >= minFont, else the last
+  const ASK_LAYOUTS = [
+    { chars: 40, colGap: 64 },
+    { chars: 30, colGap: 56 },
+    { chars: 22, colGap: 44 },
+    { chars: 16, colGap: 32 },
+  ];
+  const EDGE_STYLE = {
+    LINK: { color: "#2f6b3a", width: 1.6 },
+    SEED: { color: "#2f6b3a", width: 1.6 },
+    REACHED: { color: "#2f6b3a", width: 1.3 },
+    RELATION: { color: "#9aa5b8", width: 1 },
+    MENTIONS: { color: "#c9cfdb", width: 1 },
+    SYNONYM: { color: "#9aa5b8", width: 1, dash: "4 3" },
+    SAME_AS: { color: COLORS.entity, width: 1.2, dash: "4 3" },
+  };
+  function svgEl(tag, attrs, text) {
+    const node = document.createElementNS(SVG_NS, tag);
+    for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, String(value));
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+  function askShape(n) {
+    const kind = n.style || n.kind;
+    if (kind === "query") return { box: true, fill: COLORS.query, stroke: "#b8860b", text: "#1d2433" };
+    if (kind === "fact") return { box: true, fill: COLORS.fact, stroke: "#b8a06a", text: "#1d2433" };
+    if (kind === "passage") return { box: true, fill: COLORS.passage, stroke: "#2a6e3e", text: "#fff" };
+    if (kind === "entity") return { diamond: true, r: 7, fill: COLORS.entity, stroke: "#6c3483" };
+    if (kind === "seed") return { r: n.size ? radius(n.size) : 6, fill: COLORS.seed, stroke: "#a4521b", strokeWidth: 2.5 };
+    return { r: radius(n.size || 8), fill: COLORS.phrase, stroke: "#2f5cb8" };
+  }
+  function radius(size) {
+    return 3 + (7 * Math.max(0, size - 8)) / 26; // buildAskGraph's 8..34 (PPR score) as 3..10 px
+  }
+  // the label's text, cut to `chars` (a fact's parts each cut), and its weight or score after it
+  function askLabel(n, chars) {
+    if (n.kind === "fact") {
+      const part = Math.max(6, Math.floor(chars / 2));
+      return { main: `${shorten(n.subject, part)} — ${shorten(n.predicate, part)} — ${shorten(n.object, part)}`, extra: n.extra };
+    }
+    return { main: shorten(n.name || n.label, chars), extra: n.extra };
+  }
+
+  const askView = { svg: null, layout: null, scale: 1, view: null, drag: null, drawn: null, size: "" };
+  function drawAsk(drawn) {
+    const box = $("ask-graph");
+    askView.drawn = drawn;
+    askView.size = `${askBox().w}x${askBox().h}`;
+    if (!askBox().w) return; // labels are measured as drawn: drawn when the Ask view is shown
+    clear(box);
+    const root = svgEl("svg", { class: "ask-svg", role: "img", "aria-label": "retrieval graph" });
+    box.append(root);
+    askView.svg = root;
+    if (!drawn.nodes.length) {
+      askView.layout = null;
+      return;
+    }
+    let layout = null;
+    let readable = null;
+    for (const option of ASK_LAYOUTS) {
+      clear(root);
+      layout = layoutAsk(root, drawn, option);
+      const s = fitScale(layout);
+      if (s >= ASK.good) break;
+      if (!readable && s >= floorScale()) readable = layout;
+    }
+    if (fitScale(layout) < ASK.good && readable && readable !== layout) {
+      clear(root);
+      layout = layoutAsk(root, drawn, readable.option);
+    }
+    askView.layout = layout;
+    fitAsk();
+    explorer.askDraws = (explorer.askDraws || 0) + 1;
+  }
+  explorer.drawAsk = drawAsk;
+
+  function layoutAsk(root, drawn, option) {
+    const edgeLayer = svgEl("g", { class: "edges" });
+    const nodeLayer = svgEl("g", { class: "nodes" });
+    root.append(edgeLayer, nodeLayer);
+    const columns = [[], [], [], []];
+    const byKey = new Map();
+    for (const n of drawn.nodes) {
+      const shape = askShape(n);
+      const label = askLabel(n, shape.box ? Math.round(option.chars * (n.kind === "fact" ? 1.4 : 1)) : option.chars);
+      const g = svgEl("g", { class: `node ${n.style || n.kind}`, "data-key": n.key });
+      g.append(svgEl("title", {}, (n.tip || [n.label]).join("\n")));
+      const text = svgEl("text", { class: "label", "font-size": ASK.font, "dominant-baseline": "central" });
+      text.append(document.createTextNode(label.main));
+      if (label.extra) text.append(svgEl("tspan", { class: "extra" }, " " + label.extra));
+      if (shape.text) text.setAttribute("fill", shape.text);
+      let marker;
+      if (shape.box) marker = svgEl("rect", { rx: 4, fill: shape.fill, stroke: shape.stroke });
+      else if (shape.diamond) marker = svgEl("path", { fill: shape.fill, stroke: shape.stroke });
+      else marker = svgEl("circle", { r: shape.r, fill: shape.fill, stroke: shape.stroke, "stroke-width": shape.strokeWidth || 1 });
+      marker.setAttribute("class", "marker");
+      g.append(marker, text);
+      nodeLayer.append(g);
+      const textWidth = text.getComputedTextLength();
+      const item = { n, g, text, marker, shape, level: Math.max(0, Math.min(3, n.level || 0)) };
+      if (shape.box) {
+        item.w = textWidth + 2 * ASK.boxPadX;
+        item.h = ASK.line + 2 * ASK.boxPadY;
+      } else {
+        item.w = 2 * shape.r + 5 + textWidth;
+        item.h = Math.max(2 * shape.r, ASK.line);
+      }
+      columns[item.level].push(item);
+      byKey.set(n.key, item);
+    }
+    // neighbours, for ordering each column by where its neighbours are
+    const around = new Map([...byKey.keys()].map((k) => [k, []]));
+    for (const e of drawn.edges) {
+      if (!byKey.has(e.source) || !byKey.has(e.target)) continue;
+      around.get(e.source).push(byKey.get(e.target));
+      around.get(e.target).push(byKey.get(e.source));
+    }
+    columns[3].sort((a, b) => (a.n.rank || 0) - (b.n.rank || 0));
+    const used = columns.filter((c) => c.length);
+    // x: each used column as wide as its widest node, `colGap` apart
+    let x = 0;
+    for (const column of used) {
+      const width = Math.max(...column.map((i) => i.w));
+      for (const item of column) item.x = column[0].shape.box && column.every((i) => i.shape.box) ? x + (width - item.w) / 2 : x;
+      column.width = width;
+      x += width + option.colGap;
+    }
+    const width = x - option.colGap;
+    // rows ASK.gap apart, or further where the box has room (up to ASK.maxGap)
+    const rowsHeight = (column) => column.reduce((sum, i) => sum + i.h, 0);
+    const most = used.reduce((a, b) => (rowsHeight(b) + ASK.gap * b.length > rowsHeight(a) + ASK.gap * a.length ? b : a));
+    const room = askBox().h - 2 * ASK.pad - rowsHeight(most);
+    const gap = most.length > 1 ? Math.max(ASK.gap, Math.min(ASK.maxGap, room / (most.length - 1))) : ASK.gap;
+    const heightOf = (column) => rowsHeight(column) + gap * (column.length - 1);
+    const height = Math.max(...used.map(heightOf));
+    // y: the tallest column stacked in its order; the others near their neighbours, in turn, then again
+    const stack = (column) => {
+      let y = (height - heightOf(column)) / 2;
+      for (const item of column) {
+        item.y = y + item.h / 2;
+        y += item.h + gap;
+      }
+    };
+    const placed = new Set();
+    const want = (item) => {
+      const ys = around.get(item.n.key).filter((o) => placed.has(o) && o.level !== item.level).map((o) => o.y);
+      return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : null;
+    };
+    const settle = (column) => {
+      const wanted = column.map((item, i) => ({ item, y: want(item), i }));
+      let fallback = 0;
+      for (const w of wanted) {
+        if (w.y === null) w.y = fallback;
+        else fallback = w.y;
+      }
+      if (column !== columns[3]) wanted.sort((a, b) => a.y - b.y || a.i - b.i);
+      column.splice(0, column.length, ...wanted.map((w) => w.item));
+      // keep the wanted places where they do not meet; push apart where they do; stay inside [0, height]
+      let y = 0;
+      for (const w of wanted) {
+        w.item.y = Math.max(w.y, y + w.item.h / 2);
+        y = w.item.y + w.item.h / 2 + gap;
+      }
+      let bottom = height;
+      for (const w of [...wanted].reverse()) {
+        w.item.y = Math.min(w.item.y, bottom - w.item.h / 2);
+        bottom = w.item.y - w.item.h / 2 - gap;
+      }
+      for (const item of column) placed.add(item);
+    };
+    const tallest = used.reduce((a, b) => (heightOf(b) > heightOf(a) ? b : a));
+    const start = used.indexOf(tallest);
+    if (tallest !== columns[3]) {
+      // order the tallest column by its neighbours' order first (passages are fixed, by rank)
+      stack(columns[3]);
+      columns[3].forEach((i) => placed.add(i));
+      settleOrder(tallest, want);
+      placed.clear();
+    }
+    stack(tallest);
+    tallest.forEach((i) => placed.add(i));
+    const order = used.map((c, i) => [Math.abs(i - start), c]).sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+    for (const column of order.slice(1)) settle(column);
+    for (const column of order.slice(1)) settle(column);
+    // draw: markers, labels, then the edges behind them
+    for (const item of byKey.values()) {
+      const cy = item.y;
+      if (item.shape.box) {
+        item.marker.setAttribute("x", item.x);
+        item.marker.setAttribute("y", cy - item.h / 2);
+        item.marker.setAttribute("width", item.w);
+        item.marker.setAttribute("height", item.h);
+        item.text.setAttribute("x", item.x + ASK.boxPadX);
+        item.left = item.x;
+        item.right = item.x + item.w;
+        item.cx = item.x + item.w / 2;
+      } else {
+        const r = item.shape.r;
+        const cx = item.x + r;
+        if (item.shape.diamond)
+          item.marker.setAttribute("d", `M${cx - r},${cy} L${cx},${cy - r} L${cx + r},${cy} L${cx},${cy + r} Z`);
+        else {
+          item.marker.setAttribute("cx", cx);
+          item.marker.setAttribute("cy", cy);
+        }
+        item.text.setAttribute("x", cx + r + 5);
+        item.left = item.x;
+        item.right = item.x + item.w;
+        item.cx = cx;
+      }
+      item.text.setAttribute("y", cy);
+    }
+    for (const e of drawn.edges) {
+      const a = byKey.get(e.source);
+      const b = byKey.get(e.target);
+      if (!a || !b) continue;
+      edgeLayer.append(askEdge(e, a, b));
+    }
+    return { width, height, items: byKey, option };
+  }
+  // the tallest column's order: by where its neighbours in the other columns would be
+  function settleOrder(column, want) {
+    const keyed = column.map((item, i) => ({ item, y: want(item), i }));
+    keyed.sort((a, b) => (a.y ?? Infinity) - (b.y ?? Infinity) || a.i - b.i);
+    column.splice(0, column.length, ...keyed.map((k) => k.item));
+  }
+  function askEdge(e, a, b) {
+    const style = EDGE_STYLE[e.kind] || EDGE_STYLE.RELATION;
+    let d;
+    if (a.level === b.level) {
+      // within a column: an arc out to the left of the markers, never across the labels
+      const x = Math.min(a.left, b.left);
+      const bend = 18 + Math.min(60, Math.abs(a.y - b.y) / 4);
+      d = `M${a.left},${a.y} C${x - bend},${a.y} ${x - bend},${b.y} ${b.left},${b.y}`;
+    } else {
+      const [l, r] = a.level < b.level ? [a, b] : [b, a];
+      const dx = Math.max(24, (r.left - l.right) / 2);
+      d = `M${l.right},${l.y} C${l.right + dx},${l.y} ${r.left - dx},${r.y} ${r.left},${r.y}`;
+    }
+    const g = svgEl("g", { class: "edge " + e.kind, "data-source": e.source, "data-target": e.target });
+    const what = e.kind === "REACHED" ? `phrase's score for this passage ${e.label}` : e.label || "";
+    g.append(svgEl("title", {}, `${e.kind}${what ? ": " + what : ""}`));
+    const line = svgEl("path", { d, fill: "none", stroke: style.color, "stroke-width": style.width });
+    if (Math.abs(a.level - b.level) > 1) line.setAttribute("stroke-opacity", 0.45); // it passes over a column
+    if (style.dash) line.setAttribute("stroke-dasharray", style.dash);
+    g.append(line, svgEl("path", { d, class: "hit", fill: "none", stroke: "transparent", "stroke-width": 8 }));
+    return g;
+  }
+
+  function askBox() {
+    const box = $("ask-graph");
+    return { w: box.clientWidth, h: box.clientHeight };
+  }
+  function fitScale(layout) {
+    const { w, h } = askBox();
+    const s = Math.min(w / (layout.width + 2 * ASK.pad), h / (layout.height + 2 * ASK.pad));
+    return Math.min(ASK.maxScale, s);
+  }
+  const floorScale = () => ASK.minFont / ASK.font;
+  // the view: `scale` CSS px per unit, centred on (cx, cy) in layout units
+  function setView(scale, cx, cy) {
+    const layout = askView.layout;
+    const { w, h } = askBox();
+    if (!layout || !w || !h) return;
+    askView.scale = Math.max(floorScale(), Math.min(4, scale));
+    askView.view = { cx, cy };
+    const vw = w / askView.scale;
+    const vh = h / askView.scale;
+    askView.svg.setAttribute("viewBox", `${cx - vw / 2} ${cy - vh / 2} ${vw} ${vh}`);
+    explorer.askScale = askView.scale;
+  }
+  function fitAsk() {
+    const layout = askView.layout;
+    if (!layout) return;
+    const s = fitScale(layout);
+    if (s >= floorScale()) {
+      setView(s, layout.width / 2, layout.height / 2);
+      return;
+    }
+    // too large to fit with readable labels: readable, from the top left (drag for the rest)
+    const { w, h } = askBox();
+    const f = floorScale();
+    setView(f, Math.min(layout.width / 2, w / f / 2 - ASK.pad), Math.min(layout.height / 2, h / f / 2 - ASK.pad));
+  }
+  explorer.fitAsk = fitAsk;
+  function wireAskGraph() {
+    const box = $("ask-graph");
+    box.addEventListener(
+      "wheel",
+      (event) => {
+        if (!askView.layout || !askView.view) return;
+        event.preventDefault();
+        const rect = box.getBoundingClientRect();
+        const { w, h } = askBox();
+        const s0 = askView.scale;
+        const s1 = Math.max(floorScale(), Math.min(4, s0 * Math.exp(-event.deltaY / 500)));
+        // keep the point under the pointer where it is
+        const px = askView.view.cx + (event.clientX - rect.left - w / 2) / s0;
+        const py = askView.view.cy + (event.clientY - rect.top - h / 2) / s0;
+        setView(s1, px - (event.clientX - rect.left - w / 2) / s1, py - (event.clientY - rect.top - h / 2) / s1);
+      },
+      { passive: false },
+    );
+    box.addEventListener("pointerdown", (event) => {
+      if (!askView.view || event.button !== 0) return;
+      askView.drag = { x: event.clientX, y: event.clientY, cx: askView.view.cx, cy: askView.view.cy, moved: false };
+    });
+    window.addEventListener("pointermove", (event) => {
+      const drag = askView.drag;
+      if (!drag) return;
+      const dx = event.clientX - drag.x;
+      const dy = event.clientY - drag.y;
+      if (Math.abs(dx) + Math.abs(dy) > 3) drag.moved = true;
+      if (drag.moved) setView(askView.scale, drag.cx - dx / askView.scale, drag.cy - dy / askView.scale);
+    });
+    window.addEventListener("pointerup", () => {
+      setTimeout(() => (askView.drag = null), 0);
+    });
+    box.addEventListener("dblclick", fitAsk);
+    box.addEventListener("click", (event) => {
+      if (askView.drag && askView.drag.moved) return;
+      const node = event.target.closest && event.target.closest("g.node");
+      if (!node) return;
+      const [kind, id] = splitKey(node.dataset.key);
+      if (kind === "passage") openPassage(id);
+      if (kind === "phrase" || kind === "entity") {
+        showView("explore");
+        expand(kind, id);
+      }
+    });
+    // a new size is laid out again: labels cut and rows spaced for the room there is
+    new ResizeObserver(() => {
+      const size = `${askBox().w}x${askBox().h}`;
+      if (askBox().w && askView.drawn && size !== askView.size) drawAsk(askView.drawn);
+    }).observe(box);
+  }
 
   // --- Ask ----------------------------------------------------------------------------------------
   function phraseNames(result) {
@@ -317,7 +661,7 @@
     const maxReached = Math.max(1e-12, ...reached.values());
     for (const [name, score] of reached)
       addNode({
-        key: pkey(name), kind: "phrase", label: name, level: 2,
+        key: pkey(name), kind: "phrase", label: name, name, level: 2,
         size: 8 + 26 * Math.sqrt(score / maxReached), score,
         tip: [name, `PPR score ${fmt(score, 4)}`],
       });
@@ -329,7 +673,7 @@
     for (const [name, weight] of seedWeight) {
       const score = reached.get(name);
       addNode({
-        key: pkey(name), kind: "phrase", style: "seed", label: `${name}\nw ${fmt(weight)}`, level: 1,
+        key: pkey(name), kind: "phrase", style: "seed", label: `${name}\nw ${fmt(weight)}`, name, extra: `w ${fmt(weight)}`, level: 1,
         size: score ? 8 + 26 * Math.sqrt(score / maxReached) : 14, score,
         tip: [name, `seed weight ${fmt(weight, 4)}`].concat(score ? [`PPR score ${fmt(score, 4)}`] : []),
       });
@@ -349,7 +693,7 @@
       if (!f.kept) return;
       const key = "fact:" + i;
       addNode({
-        key, kind: "fact", level: 0,
+        key, kind: "fact", level: 0, subject: f.subject, predicate: f.predicate, object: f.object, extra: fmt(f.score, 2),
         label: `${shorten(f.subject, 24)} — ${shorten(f.predicate, 20)} — ${shorten(f.object, 24)}\nfact ${fmt(f.score, 2)}`,
         tip: ["kept fact", `(${f.subject}, ${f.predicate}, ${f.object})`, `similarity ${fmt(f.similarity, 3)}`],
       });
@@ -361,7 +705,7 @@
       const key = "passage:" + item.passage.id;
       const title = item.passage.title || item.passage.id;
       addNode({
-        key, kind: "passage", label: `#${item.rank} ${shorten(title, 32)}`, level: 3, rank: item.rank,
+        key, kind: "passage", label: `#${item.rank} ${shorten(title, 32)}`, name: `#${item.rank} ${title}`, level: 3, rank: item.rank,
         tip: [title, `rank ${item.rank} · score ${fmt(item.score, 4)}`],
       });
       for (const p of item.explanation.top_phrases)
@@ -438,12 +782,7 @@
       const drawn = buildAskGraph(result, graph);
       explorer.ask = drawn;
       explorer.askResult = result;
-      const net = network("ask", $("ask-graph"), true);
-      net.edges.clear();
-      net.nodes.clear();
-      net.nodes.add(drawn.nodes.map(visNode));
-      net.edges.add(drawn.edges.map(visEdge));
-      net.network.fit();
+      drawAsk(drawn);
       const t = result.timings && result.timings.total ? ` in ${fmt(result.timings.total, 2)} s` : "";
       setStatus(status, `${result.mode} · ${result.strategy}: ${result.passages.length} passages${t}`);
       showCypher("ask-cypher", graph.cypher);
@@ -482,7 +821,7 @@
     try {
       const params = new URLSearchParams({ kind, id, limit: String(limit) });
       const { data } = await api("/explorer/api/neighbourhood?" + params);
-      const net = network("explore", $("explore-graph"), false);
+      const net = network("explore", $("explore-graph"));
       const all = [data.center, ...data.nodes];
       const fresh = all.filter((n) => !net.nodes.get(n.key)).map(exploreNode);
       net.nodes.add(fresh.map(visNode));
@@ -550,17 +889,11 @@
     ["phrase", "phrase (size: passages)"], ["passage", "passage (click: text)"], ["entity", "your node (SAME_AS)"],
   ]);
 
-  function onGraphClick(view) {
-    return (params) => {
-      if (!params.nodes.length) return;
-      const [kind, id] = splitKey(params.nodes[0]);
-      if (kind === "passage") openPassage(id);
-      if (view === "explore" && ["phrase", "passage", "entity"].includes(kind)) expand(kind, id);
-      if (view === "ask" && (kind === "phrase" || kind === "entity")) {
-        showView("explore");
-        expand(kind, id);
-      }
-    };
+  function onExploreClick(params) {
+    if (!params.nodes.length) return;
+    const [kind, id] = splitKey(params.nodes[0]);
+    if (kind === "passage") openPassage(id);
+    if (["phrase", "passage", "entity"].includes(kind)) expand(kind, id);
   }
 
   // --- passage panel ----------------------------------------------------------------------------
@@ -702,9 +1035,9 @@
   // --- wire up --------------------------------------------------------------------------------------
   function wireGraphs() {
     if (typeof vis === "undefined") return;
-    network("ask", $("ask-graph"), true).network.on("click", onGraphClick("ask"));
-    network("explore", $("explore-graph"), false).network.on("click", onGraphClick("explore"));
+    network("explore", $("explore-graph")).network.on("click", onExploreClick);
   }
   wireGraphs();
+  wireAskGraph();
   start();
 })();
