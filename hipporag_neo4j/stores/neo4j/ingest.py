@@ -34,16 +34,32 @@ def _unique(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+def _created(rows: list[dict[str, Any]]) -> int:
+    return sum(int(row.get("created") or 0) for row in rows)
+
+
 def write_passages(
-    tx: CypherTransaction, namespace: str, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
+    tx: CypherTransaction,
+    namespace: str,
+    phrases: Sequence[PhraseRecord],
+    passages: Sequence[PassageRecord],
+    created: list[int] | None = None,
 ) -> list[str]:
     """Write new phrases, then the passages not stored yet with their mentions and facts; refresh the
-    affected RELATION edges and passage counts. Returns the ids of the passages written."""
+    affected RELATION edges and passage counts. Returns the ids of the passages written; ``created``
+    (when given) is set to [phrases, facts] this transaction inserted (MERGE ... ON CREATE, counted in
+    the statement: the writers of a namespace go one at a time behind ``meta_bump_version``)."""
+    if created is not None:
+        created[:] = [0, 0]
     if not phrases and not passages:
         return []
     bump_version(tx, namespace)
     phrase_rows = {p.id: {"id": p.id, "name": p.name, "embedding": vector_list(p.embedding)} for p in phrases}
-    tx.run_batched("write_phrases", "rows", list(phrase_rows.values()), namespace=namespace)
+    new_phrases = _created(
+        tx.run_batched("write_phrases", "rows", list(phrase_rows.values()), namespace=namespace)
+    )
+    if created is not None:
+        created[0] = new_phrases
 
     existing = {
         r["id"]
@@ -105,7 +121,9 @@ def write_passages(
                 row["embedding"] = vector_list(fact.embedding)
             state_rows.append({"passage_id": pid, "fact_id": fact.id})
             pairs[(fact.subject_id, fact.object_id)] = None
-    tx.run_batched("write_facts", "rows", list(fact_rows.values()), namespace=namespace)
+    new_facts = _created(tx.run_batched("write_facts", "rows", list(fact_rows.values()), namespace=namespace))
+    if created is not None:
+        created[1] = new_facts
     tx.run_batched("write_states", "rows", _unique_rows(state_rows), namespace=namespace)
     refresh_relations(tx, namespace, list(pairs))
     mentioned = _unique([phrase_id for r in new.values() for phrase_id in r.mentions])

@@ -85,6 +85,8 @@ class Neo4jStore:
         self._aura_sessions = aura_sessions
         self._indexed_dims: set[int] = set()
         self._copy: ClientCopy | None = None
+        #: (phrases, facts) the last write_passages inserted (the indexer's report counts these)
+        self.last_write_counts: tuple[int, int] | None = None
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -189,12 +191,12 @@ class Neo4jStore:
         return set(ids) - self._existing("read_existing_facts", ids)
 
     def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
-        self._ready()
-
+        self.last_write_counts = None
         dim = self._ready_meta().embedding_dim
+        created = [0, 0]
 
         def work(tx: CypherTransaction) -> list[str]:
-            written = ingest.write_passages(tx, self.namespace, phrases, passages)
+            written = ingest.write_passages(tx, self.namespace, phrases, passages, created)
             ids = list(dict.fromkeys(p.id for p in phrases))
             schema.label_embeddings(tx, self.namespace, "phrase", ids, dim)
             schema.label_embeddings(tx, self.namespace, "passage", [r.passage.id for r in passages], dim)
@@ -203,7 +205,10 @@ class Neo4jStore:
             tx.run_batched("synonyms_pending_mark", "ids", ids, namespace=self.namespace)
             return written
 
-        return self.runner.write(work)
+        written = self.runner.write(work)
+        # set from the attempt that committed (a retried transaction runs ``work`` again from the start)
+        self.last_write_counts = (created[0], created[1])
+        return written
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
         rows = self.runner.read("synonyms_pending_read", namespace=self.namespace, limit=limit)
