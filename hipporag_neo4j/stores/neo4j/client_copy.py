@@ -77,6 +77,8 @@ class View:
     phrases: PhraseIndex | None = None  # ids and names (its vectors are phrase_vectors)
     phrase_vectors: Matrix | None = None
     passage_counts: dict[str, int] | None = None
+    by_name: dict[str, int] | None = None  # phrase name -> position in ``phrases``
+    passage_total: int | None = None
     graph: GraphSnapshot | None = None
     dense: Dense | None = None
     facts: FactIndex | None = None
@@ -172,6 +174,8 @@ class ClientCopy:
                 base.phrases,
                 base.phrase_vectors,
                 base.passage_counts,
+                base.by_name,
+                base.passage_total,
                 base.graph,
                 base.dense,
                 base.facts,
@@ -187,6 +191,9 @@ class ClientCopy:
             self._read_graph(tx, view)
         elif name == "dense" and view.dense is None:
             self._read_dense(tx, view, before.dim)
+        elif name == "passage_total" and view.passage_total is None:
+            rows = tx.run("read_passage_count", namespace=self.namespace)
+            view.passage_total = int(rows[0]["passages"]) if rows else 0
         elif name == "facts" and view.facts is None:
             self._read_facts(tx, view, before.dim)
         after = self._state(tx)
@@ -219,6 +226,7 @@ class ClientCopy:
         no_vectors = np.zeros((len(ids), 0), dtype=np.float32)
         view.phrases = PhraseIndex(StringTable.of(ids, searchable=True), StringTable.of(names), no_vectors)
         view.passage_counts = {ids[k]: int(row["passage_counts"][i] or 0) for k, i in enumerate(order)}
+        view.by_name = {name: k for k, name in enumerate(names)}
 
     def _read_phrase_vectors(self, tx: CypherTransaction, view: View, dim: int) -> None:
         assert view.phrases is not None
@@ -299,6 +307,25 @@ class ClientCopy:
                 else np.zeros((0, dim), dtype=np.float32)
             ),
         )
+
+    # --- look-ups a query makes on every call (served from the copy: no statement of their own) ------
+    def phrases_by_name(self, names: Sequence[str]) -> dict[str, PhraseHit]:
+        """As ``read_phrases_by_name``: exact names -> the phrase, its passage count."""
+        view = self._part("phrases")
+        index, by_name, counts = view.phrases, view.by_name, view.passage_counts
+        assert index is not None and by_name is not None and counts is not None
+        found: dict[str, PhraseHit] = {}
+        for name in names:
+            k = by_name.get(name)
+            if k is not None:
+                phrase_id = index.ids[k]
+                found[name] = PhraseHit(phrase_id, name, 1.0, counts.get(phrase_id, 0))
+        return found
+
+    def passage_count(self) -> int:
+        view = self._part("passage_total")
+        assert view.passage_total is not None
+        return view.passage_total
 
     # --- vector search ---------------------------------------------------------------------------
     def nearest_phrases(

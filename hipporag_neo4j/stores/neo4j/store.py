@@ -288,6 +288,8 @@ class Neo4jStore:
         wanted = list(dict.fromkeys(names))
         if not wanted:
             return {}
+        if self._client_vectors():
+            return self.copy.phrases_by_name(wanted)
         rows = self.runner.read_batched("read_phrases_by_name", "names", wanted, namespace=self.namespace)
         return {
             str(r["name"]): PhraseHit(str(r["id"]), str(r["name"]), 1.0, int(r["passage_count"] or 0))
@@ -457,6 +459,8 @@ class Neo4jStore:
         return explore.namespaces(self.runner)
 
     def passage_count(self) -> int:
+        if self._client_vectors():
+            return self.copy.passage_count()
         return int(self.runner.read("read_passage_count", namespace=self.namespace)[0]["passages"])
 
     def _consistent_counts(self) -> Record:
