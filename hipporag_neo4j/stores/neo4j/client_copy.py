@@ -44,7 +44,15 @@ from hipporag_neo4j.graph.ppr import (
     symmetric_adjacency,
     transition_matrix,
 )
-from hipporag_neo4j.stores.base import FactHit, Matrix, PassageScore, PhraseHit, Vector
+from hipporag_neo4j.stores.base import (
+    FactHit,
+    Matrix,
+    PassageRecord,
+    PassageScore,
+    PhraseHit,
+    PhraseRecord,
+    Vector,
+)
 from hipporag_neo4j.stores.embedded.knn import exact_scores, nearest_rows
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
 from hipporag_neo4j.stores.embedded.strings import StringTable
@@ -96,6 +104,22 @@ def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
         matrix.indices = matrix.indices.astype(np.int32, copy=False)
         matrix.indptr = matrix.indptr.astype(np.int32, copy=False)
     return matrix
+
+
+def _insert_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
+    """``old`` with the passages of ``new`` (their vectors) inserted in id order."""
+    if not new:
+        return old
+    ids = list(old.ids)
+    fresh = sorted({r.passage.id: r for r in new}.items())
+    positions = np.searchsorted(np.asarray(ids, dtype=object), [pid for pid, _ in fresh]) if ids else None
+    vectors = np.stack([np.asarray(r.embedding, dtype=np.float32) for _, r in fresh])
+    if positions is None:
+        return Dense(StringTable.of([pid for pid, _ in fresh], searchable=True), vectors)
+    merged = np.insert(old.vectors, positions, vectors, axis=0)
+    for offset, (k, (pid, _)) in enumerate(zip(positions.tolist(), fresh, strict=True)):
+        ids.insert(int(k) + offset, pid)
+    return Dense(StringTable.of(ids, searchable=True), merged)
 
 
 class ClientCopy:
@@ -306,6 +330,95 @@ class ClientCopy:
                 if ids
                 else np.zeros((0, dim), dtype=np.float32)
             ),
+        )
+
+    # --- brought forward by this process's own writes ---------------------------------------------------
+    def advance(
+        self,
+        version: int,
+        phrases: Sequence[PhraseRecord] = (),
+        records: Sequence[PassageRecord] = (),
+        written: Sequence[str] = (),
+    ) -> bool:
+        """This process's write committed graph ``version`` (``write_passages``: ``phrases`` given, the
+        passages ``written`` of ``records``; ``write_synonyms``: nothing). When the copy holds version
+        - 1, the new view is that one plus the rows written: every writer bumps the version by one under
+        the metadata node's write lock, so nothing else committed in between. Phrases (ids, names,
+        passage counts), the passage count, the passage vectors and the facts are brought forward in
+        process; the graph part (mentions, edges) is left to be read again on first use. False (nothing
+        kept) when the copy was not at version - 1."""
+        with self._load_lock:
+            old = self._view
+            if old is None or old.version != version - 1:
+                return False
+            view = View(version)
+            new = [r for r in records if r.passage.id in set(written)]
+            if old.phrases is not None and old.passage_counts is not None:
+                self._advance_phrases(old, view, phrases, new)
+            if old.passage_total is not None:
+                view.passage_total = old.passage_total + len(new)
+            if old.dense is not None and all(r.embedding is not None for r in new):
+                view.dense = _insert_dense(old.dense, new)
+            if old.facts is not None:
+                view.facts = self._advance_facts(old.facts, new)
+            self._view = view
+            self._count("advanced")
+            return True
+
+    def _advance_phrases(
+        self, old: View, view: View, phrases: Sequence[PhraseRecord], new: Sequence[PassageRecord]
+    ) -> None:
+        assert old.phrases is not None and old.passage_counts is not None
+        held = old.phrases
+        added = {p.id: p for p in phrases if held.position(p.id) is None}
+        if any(p.embedding is None for p in added.values()):
+            return  # read again
+        for phrase in added.values():
+            self._phrase_vectors.setdefault(phrase.id, np.asarray(phrase.embedding, dtype=np.float32))
+        counts = dict(old.passage_counts)
+        for phrase_id in added:
+            counts[phrase_id] = 0
+        for record in new:
+            for phrase_id in record.mentions:
+                counts[phrase_id] = counts.get(phrase_id, 0) + 1
+        if added:
+            pairs = sorted(
+                [*zip(held.ids, held.names, strict=True), *((p.id, p.name) for p in added.values())]
+            )
+            ids, names = [i for i, _ in pairs], [n for _, n in pairs]
+            view.phrases = PhraseIndex(
+                StringTable.of(ids, searchable=True),
+                StringTable.of(names),
+                np.zeros((len(ids), 0), dtype=np.float32),
+            )
+            view.by_name = {name: k for k, name in enumerate(names)}
+        else:
+            view.phrases, view.by_name = held, old.by_name
+            view.phrase_vectors = old.phrase_vectors
+        view.passage_counts = counts
+
+    def _advance_facts(self, old: FactIndex, new: Sequence[PassageRecord]) -> FactIndex | None:
+        known = set(old.ids)
+        added = {}
+        for record in new:
+            for fact in record.facts:
+                if fact.id not in known and fact.embedding is not None:
+                    added[fact.id] = fact
+        if not added:
+            return old
+        for fact in added.values():
+            self._fact_vectors.setdefault(fact.id, np.asarray(fact.embedding, dtype=np.float32))
+        rows = sorted(
+            [*zip(old.ids, old.subject_ids, old.predicates, old.object_ids, strict=True)]
+            + [(f.id, f.subject_id, f.predicate, f.object_id) for f in added.values()]
+        )
+        ids = [r[0] for r in rows]
+        return FactIndex(
+            ids=ids,
+            subject_ids=[r[1] for r in rows],
+            predicates=[r[2] for r in rows],
+            object_ids=[r[3] for r in rows],
+            vectors=np.stack([self._fact_vectors[i] for i in ids]),
         )
 
     # --- look-ups a query makes on every call (served from the copy: no statement of their own) ------

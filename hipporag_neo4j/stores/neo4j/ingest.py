@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hipporag_neo4j.errors import StoreError
@@ -34,6 +35,15 @@ def _unique(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+@dataclass
+class WriteOutcome:
+    """What one write transaction did: the phrases and facts it inserted, the graph version it made."""
+
+    phrases: int = 0
+    facts: int = 0
+    version: int | None = None
+
+
 def _created(rows: list[dict[str, Any]]) -> int:
     return sum(int(row.get("created") or 0) for row in rows)
 
@@ -43,23 +53,26 @@ def write_passages(
     namespace: str,
     phrases: Sequence[PhraseRecord],
     passages: Sequence[PassageRecord],
-    created: list[int] | None = None,
+    outcome: WriteOutcome | None = None,
 ) -> list[str]:
     """Write new phrases, then the passages not stored yet with their mentions and facts; refresh the
-    affected RELATION edges and passage counts. Returns the ids of the passages written; ``created``
-    (when given) is set to [phrases, facts] this transaction inserted (MERGE ... ON CREATE, counted in
-    the statement: the writers of a namespace go one at a time behind ``meta_bump_version``)."""
-    if created is not None:
-        created[:] = [0, 0]
+    affected RELATION edges and passage counts. Returns the ids of the passages written; ``outcome``
+    (when given) gets the phrases and facts this transaction inserted (MERGE ... ON CREATE, counted in
+    the statement: the writers of a namespace go one at a time behind ``meta_bump_version``) and the
+    graph version it made."""
+    if outcome is not None:
+        outcome.phrases, outcome.facts, outcome.version = 0, 0, None
     if not phrases and not passages:
         return []
-    bump_version(tx, namespace)
+    version = bump_version(tx, namespace)
+    if outcome is not None:
+        outcome.version = version
     phrase_rows = {p.id: {"id": p.id, "name": p.name, "embedding": vector_list(p.embedding)} for p in phrases}
     new_phrases = _created(
         tx.run_batched("write_phrases", "rows", list(phrase_rows.values()), namespace=namespace)
     )
-    if created is not None:
-        created[0] = new_phrases
+    if outcome is not None:
+        outcome.phrases = new_phrases
 
     existing = {
         r["id"]
@@ -122,8 +135,8 @@ def write_passages(
             state_rows.append({"passage_id": pid, "fact_id": fact.id})
             pairs[(fact.subject_id, fact.object_id)] = None
     new_facts = _created(tx.run_batched("write_facts", "rows", list(fact_rows.values()), namespace=namespace))
-    if created is not None:
-        created[1] = new_facts
+    if outcome is not None:
+        outcome.facts = new_facts
     tx.run_batched("write_states", "rows", _unique_rows(state_rows), namespace=namespace)
     refresh_relations(tx, namespace, list(pairs))
     mentioned = _unique([phrase_id for r in new.values() for phrase_id in r.mentions])
@@ -140,7 +153,9 @@ def refresh_relations(tx: CypherTransaction, namespace: str, pairs: Sequence[tup
     tx.run_batched("refresh_relations", "pairs", rows, namespace=namespace)
 
 
-def write_synonyms(tx: CypherTransaction, namespace: str, edges: Sequence[SynonymEdge]) -> int:
+def write_synonyms(
+    tx: CypherTransaction, namespace: str, edges: Sequence[SynonymEdge], outcome: WriteOutcome | None = None
+) -> int:
     """MERGE canonical synonym edges (self pairs dropped, one row per pair); how many were new.
 
     Same rule as the embedded store: an edge already stored keeps its score (write_synonyms.cypher sets
@@ -150,9 +165,13 @@ def write_synonyms(tx: CypherTransaction, namespace: str, edges: Sequence[Synony
         c = edge.canonical()
         if c.source_id != c.target_id:
             canonical[(c.source_id, c.target_id)] = c
+    if outcome is not None:
+        outcome.version = None
     if not canonical:
         return 0
-    bump_version(tx, namespace)
+    version = bump_version(tx, namespace)
+    if outcome is not None:
+        outcome.version = version
     rows = [
         {"source_id": s, "target_id": t, "score": float(e.score)} for (s, t), e in sorted(canonical.items())
     ]

@@ -193,10 +193,10 @@ class Neo4jStore:
     def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
         self.last_write_counts = None
         dim = self._ready_meta().embedding_dim
-        created = [0, 0]
+        outcome = ingest.WriteOutcome()
 
         def work(tx: CypherTransaction) -> list[str]:
-            written = ingest.write_passages(tx, self.namespace, phrases, passages, created)
+            written = ingest.write_passages(tx, self.namespace, phrases, passages, outcome)
             ids = list(dict.fromkeys(p.id for p in phrases))
             schema.label_embeddings(tx, self.namespace, "phrase", ids, dim)
             schema.label_embeddings(tx, self.namespace, "passage", [r.passage.id for r in passages], dim)
@@ -207,7 +207,10 @@ class Neo4jStore:
 
         written = self.runner.write(work)
         # set from the attempt that committed (a retried transaction runs ``work`` again from the start)
-        self.last_write_counts = (created[0], created[1])
+        self.last_write_counts = (outcome.phrases, outcome.facts)
+        if self._copy is not None and outcome.version is not None:
+            # the in-process copy brought forward by the rows written, instead of read again
+            self._copy.advance(outcome.version, phrases, passages, written)
         return written
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
@@ -233,14 +236,19 @@ class Neo4jStore:
     def write_synonyms(self, edges: Sequence[SynonymEdge], done: Sequence[str] = ()) -> int:
         self._ready()
 
+        outcome = ingest.WriteOutcome()
+
         def work(tx: CypherTransaction) -> int:
-            created = ingest.write_synonyms(tx, self.namespace, edges)
+            created = ingest.write_synonyms(tx, self.namespace, edges, outcome)
             tx.run_batched(
                 "synonyms_pending_clear", "ids", list(dict.fromkeys(done)), namespace=self.namespace
             )
             return created
 
-        return self.runner.write(work)
+        created = self.runner.write(work)
+        if self._copy is not None and outcome.version is not None:
+            self._copy.advance(outcome.version)
+        return created
 
     def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
         self._ready()
