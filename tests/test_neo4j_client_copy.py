@@ -102,8 +102,8 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
     """After this process's write of version v + 1 on a copy at v, phrases, passage count, passage vectors
     and facts are advanced in process (nothing of them read again), and every answer equals that of a
     copy read afresh from the server."""
-    from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
     from hipporag_neo4j.models import Passage
+    from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
 
     g = with_vectors(corpus())
     for node in g.of("Fact", NS):
