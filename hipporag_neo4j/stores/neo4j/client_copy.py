@@ -122,6 +122,82 @@ def _insert_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
     return Dense(StringTable.of(ids, searchable=True), merged)
 
 
+def _positions(old: Sequence[str], new: Sequence[str]) -> np.ndarray:
+    """Where each id of the sorted ``old`` sits in the sorted ``new`` (a superset)."""
+    added = sorted(set(new) - set(old))
+    if not added:
+        return np.arange(len(old), dtype=np.int64)
+    shift = np.searchsorted(np.asarray(added, dtype=object), np.asarray(list(old), dtype=object))
+    return np.arange(len(old), dtype=np.int64) + shift.astype(np.int64)
+
+
+def _advance_graph(
+    old: GraphSnapshot,
+    phrases: PhraseIndex,
+    new: Sequence[PassageRecord],
+    relation_edges: int,
+    synonyms: Sequence[tuple[str, str, float]],
+) -> GraphSnapshot:
+    """``old`` with the new passages (their mentions and stated facts) and the new synonym edges, as
+    :meth:`ClientCopy._read_graph` would build it from the server's rows of the new version."""
+    n = len(phrases.ids)
+    phrase_at = _positions(list(old.phrases.ids), list(phrases.ids))
+    old_passages = list(old.passage_ids)
+    passage_list = sorted({*old_passages, *(r.passage.id for r in new)})
+    passage_at = _positions(old_passages, passage_list)
+    pos = {pid: i for i, pid in enumerate(phrases.ids)} if new or synonyms else {}
+    row_of = {pid: i for i, pid in enumerate(passage_list)} if new else {}
+
+    m = old.mentions.tocoo()
+    m_rows = [passage_at[m.row]]
+    m_cols = [phrase_at[m.col]]
+    m_data = [m.data]
+    for record in new:
+        items = sorted(record.mentions.items())
+        m_rows.append(np.full(len(items), row_of[record.passage.id], dtype=np.int64))
+        m_cols.append(np.asarray([pos[p] for p, _ in items], dtype=np.int64))
+        m_data.append(np.asarray([float(c) for _, c in items], dtype=np.float64))
+    mentions = _compact(
+        sp.csr_matrix(
+            (np.concatenate(m_data), (np.concatenate(m_rows), np.concatenate(m_cols))),
+            shape=(len(passage_list), n),
+        )
+    )
+
+    a = old.adjacency.tocoo()
+    sources, targets, weights = [phrase_at[a.row]], [phrase_at[a.col]], [a.data]
+    extra: list[tuple[int, int, float]] = []
+    for record in new:
+        stated = {f.id: f for f in record.facts}  # one STATES edge per (passage, fact)
+        extra += [(pos[f.subject_id], pos[f.object_id], 1.0) for f in stated.values()]
+    extra += [(pos[s_id], pos[t_id], float(score)) for s_id, t_id, score in synonyms]
+    if extra:
+        e = np.asarray([(i, j) for i, j, _ in extra], dtype=np.int64)
+        w = np.asarray([x for _, _, x in extra], dtype=np.float64)
+        keep = e[:, 0] != e[:, 1]
+        sources += [e[keep, 0], e[keep, 1]]
+        targets += [e[keep, 1], e[keep, 0]]
+        weights += [w[keep], w[keep]]
+    adjacency = _compact(
+        sp.csr_matrix(
+            (np.concatenate(weights), (np.concatenate(sources), np.concatenate(targets))), shape=(n, n)
+        )
+    )
+    transition, _ = transition_matrix(adjacency)
+    return GraphSnapshot(
+        phrases=phrases,
+        passage_ids=StringTable.of(passage_list, searchable=True),
+        passage_vectors=np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32),
+        mentions=mentions,
+        passage_counts=np.bincount(mentions.indices, minlength=n).astype(np.int32),
+        adjacency=adjacency,
+        transition=_compact(transition),
+        strength=node_strengths(adjacency),
+        n_relation_edges=old.n_relation_edges + relation_edges,
+        n_synonym_edges=old.n_synonym_edges + len(synonyms),
+    )
+
+
 class ClientCopy:
     """The in-process copy of one namespace (see the module doc). Thread-safe."""
 
@@ -339,14 +415,19 @@ class ClientCopy:
         phrases: Sequence[PhraseRecord] = (),
         records: Sequence[PassageRecord] = (),
         written: Sequence[str] = (),
+        *,
+        relation_edges: int | None = 0,
+        synonyms: Sequence[tuple[str, str, float]] | None = (),
     ) -> bool:
         """This process's write committed graph ``version`` (``write_passages``: ``phrases`` given, the
         passages ``written`` of ``records``; ``write_synonyms``: nothing). When the copy holds version
         - 1, the new view is that one plus the rows written: every writer bumps the version by one under
         the metadata node's write lock, so nothing else committed in between. Phrases (ids, names,
-        passage counts), the passage count, the passage vectors and the facts are brought forward in
-        process; the graph part (mentions, edges) is left to be read again on first use. False (nothing
-        kept) when the copy was not at version - 1."""
+        passage counts), the passage count, the passage vectors, the facts and the graph (mentions,
+        RELATION weights: one per new (passage, fact) statement; the SYNONYM edges ``synonyms`` the
+        write inserted; ``relation_edges``: RELATION edges it made, for the edge count) are brought
+        forward in process. A part that cannot be (``None`` given) is read again on first use. False
+        (nothing kept) when the copy was not at version - 1."""
         with self._load_lock:
             old = self._view
             if old is None or old.version != version - 1:
@@ -361,6 +442,13 @@ class ClientCopy:
                 view.dense = _insert_dense(old.dense, new)
             if old.facts is not None:
                 view.facts = self._advance_facts(old.facts, new)
+            if (
+                old.graph is not None
+                and view.phrases is not None
+                and relation_edges is not None
+                and synonyms is not None
+            ):
+                view.graph = _advance_graph(old.graph, view.phrases, new, relation_edges, synonyms)
             self._view = view
             self._count("advanced")
             return True

@@ -42,6 +42,10 @@ class WriteOutcome:
     phrases: int = 0
     facts: int = 0
     version: int | None = None
+    #: RELATION edges made minus deleted (None: not counted by the server's answer)
+    relation_edges: int | None = 0
+    #: the SYNONYM edges inserted, (source, target, score) (None: not known)
+    synonyms: list[tuple[str, str, float]] | None = None
 
 
 def _created(rows: list[dict[str, Any]]) -> int:
@@ -61,7 +65,7 @@ def write_passages(
     the statement: the writers of a namespace go one at a time behind ``meta_bump_version``) and the
     graph version it made."""
     if outcome is not None:
-        outcome.phrases, outcome.facts, outcome.version = 0, 0, None
+        outcome.phrases, outcome.facts, outcome.version, outcome.relation_edges = 0, 0, None, 0
     if not phrases and not passages:
         return []
     version = bump_version(tx, namespace)
@@ -138,7 +142,9 @@ def write_passages(
     if outcome is not None:
         outcome.facts = new_facts
     tx.run_batched("write_states", "rows", _unique_rows(state_rows), namespace=namespace)
-    refresh_relations(tx, namespace, list(pairs))
+    changed = refresh_relations(tx, namespace, list(pairs))
+    if outcome is not None:
+        outcome.relation_edges = changed
     mentioned = _unique([phrase_id for r in new.values() for phrase_id in r.mentions])
     tx.run_batched("refresh_passage_counts", "ids", sorted(mentioned), namespace=namespace)
     return list(new)
@@ -148,9 +154,13 @@ def _unique_rows(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     return list({tuple(sorted(r.items())): r for r in rows}.values())
 
 
-def refresh_relations(tx: CypherTransaction, namespace: str, pairs: Sequence[tuple[str, str]]) -> None:
+def refresh_relations(tx: CypherTransaction, namespace: str, pairs: Sequence[tuple[str, str]]) -> int | None:
+    """Recompute the RELATION edges of ``pairs``; edges created minus deleted (None if not reported)."""
     rows = [{"subject_id": s, "object_id": o} for s, o in sorted(set(pairs))]
-    tx.run_batched("refresh_relations", "pairs", rows, namespace=namespace)
+    found = tx.run_batched("refresh_relations", "pairs", rows, namespace=namespace)
+    if any("created" not in r for r in found):
+        return None
+    return sum(int(r["created"] or 0) - int(r["removed"] or 0) for r in found)
 
 
 def write_synonyms(
@@ -166,7 +176,7 @@ def write_synonyms(
         if c.source_id != c.target_id:
             canonical[(c.source_id, c.target_id)] = c
     if outcome is not None:
-        outcome.version = None
+        outcome.version, outcome.synonyms = None, []
     if not canonical:
         return 0
     version = bump_version(tx, namespace)
@@ -175,7 +185,17 @@ def write_synonyms(
     rows = [
         {"source_id": s, "target_id": t, "score": float(e.score)} for (s, t), e in sorted(canonical.items())
     ]
-    return sum(int(r["created"]) for r in tx.run_batched("write_synonyms", "rows", rows, namespace=namespace))
+    found = tx.run_batched("write_synonyms", "rows", rows, namespace=namespace)
+    if outcome is not None:
+        if all("created_pairs" in r for r in found):
+            outcome.synonyms = [
+                (str(s), str(t), float(canonical[(str(s), str(t))].score))
+                for r in found
+                for s, t in r["created_pairs"]
+            ]
+        else:
+            outcome.synonyms = None
+    return sum(int(r["created"]) for r in found)
 
 
 def delete_passages(tx: CypherTransaction, namespace: str, ids: Sequence[str]) -> DeleteReport:

@@ -210,7 +210,14 @@ class Neo4jStore:
         self.last_write_counts = (outcome.phrases, outcome.facts)
         if self._copy is not None and outcome.version is not None:
             # the in-process copy brought forward by the rows written, instead of read again
-            self._copy.advance(outcome.version, phrases, passages, written)
+            self._copy.advance(
+                outcome.version,
+                phrases,
+                passages,
+                written,
+                relation_edges=outcome.relation_edges,
+                synonyms=[],
+            )
         return written
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
@@ -247,7 +254,7 @@ class Neo4jStore:
 
         created = self.runner.write(work)
         if self._copy is not None and outcome.version is not None:
-            self._copy.advance(outcome.version)
+            self._copy.advance(outcome.version, synonyms=outcome.synonyms)
         return created
 
     def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
