@@ -345,7 +345,7 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--pair", choices=("latest", "lts"), help="start this server pair (else --uri)")
-    parser.add_argument("--heap", default="2g", help="JVM heap of the server started with --pair")
+    parser.add_argument("--heap", default="3g", help="JVM heap of the server started with --pair")
     parser.add_argument("--uri", default="bolt://127.0.0.1:27687")
     parser.add_argument("--password", default=None, help="default: HIPPORAG_NEO4J_PASSWORD")
     parser.add_argument("--engines", default="gds,local", help="Neo4j PPR engines: gds (the server's), local")
@@ -362,6 +362,11 @@ def main() -> None:
     parser.add_argument("--synthetic-edges", type=int, default=1_000_000)
     parser.add_argument("--synthetic-queries", type=int, default=20)
     parser.add_argument("--synthetic-rounds", type=int, default=3)
+    parser.add_argument(
+        "--transaction-memory",
+        default="1800m",
+        help="dbms.memory.transaction.total.max set on the server for the synthetic part ('' leaves it)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true")
     parser.add_argument("--stem", default=None, help="default: neo4j_vs_embedded_musique[_<pair>]")
@@ -394,10 +399,21 @@ def main() -> None:
                 store.open("synthetic-no-vectors", 384)
                 stores[store.capabilities().ppr_engine] = store
             first = next(iter(stores.values()))
+            if args.transaction_memory:
+                # a Cypher-aggregation projection of ~1M edges is one transaction of more than the
+                # 512 MiB scripts/neo4j_server.py allows (seen live: MemoryPoolOutOfMemoryError)
+                first.runner.transaction(
+                    lambda tx: tx._tx.run(  # type: ignore[union-attr]
+                        "CALL dbms.setConfigValue('dbms.memory.transaction.total.max', $value)",
+                        value=args.transaction_memory,
+                    ).consume(),
+                    write=True,
+                    autocommit=True,
+                )
             print("writing the synthetic namespace", flush=True)
             written = write_synthetic(first, args.synthetic_phrases, args.synthetic_edges, args.seed)
             print(written, flush=True)
-            synthetic = {"graph": written}
+            synthetic: dict[str, Any] = {"graph": written, "transaction_memory": args.transaction_memory}
             synthetic["projection_build"] = {
                 name: projection_times(store, args.projection_repeats)
                 for name, store in stores.items()
@@ -756,6 +772,7 @@ def synthetic_markdown(s: dict[str, Any]) -> list[str]:
         f"{g['phrases']:,} phrases, {g['passages']:,} passages (8 mentions each), "
         f"{g['relation_edges']:,} RELATION + {g['synonym_edges']:,} SYNONYM edges; written in "
         f"{g['nodes_s']} + {g['mentions_s']} + {g['edges_s']} s "
+        f"(server transaction memory limit set to {s.get('transaction_memory') or 'as configured'}) "
         "(nodes, mentions, edges; UNWIND batches of 20,000). PPR steps with 5 phrase seeds (HippoRAG) and "
         "5 phrase + 5 passage seeds (HippoRAG 2's walk), damping 0.5, top 200.\n",
     ]
