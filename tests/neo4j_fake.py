@@ -532,6 +532,16 @@ class FakeServer:
             }
         ]
 
+    def q_read_graph_size(self, p: dict[str, Any]) -> Records:
+        ns = p["namespace"]
+        edges = sum(
+            1
+            for table in (self.graph.relations, self.graph.synonyms)
+            for (s, t) in table
+            if self.graph.nodes[s].namespace == ns and self.graph.nodes[t].namespace == ns
+        )
+        return [{"phrases": len(self.graph.of("Phrase", ns)), "edges": edges}]
+
     def q_client_edges(self, p: dict[str, Any]) -> Records:
         ns = p["namespace"]
         edges = []

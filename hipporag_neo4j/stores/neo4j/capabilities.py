@@ -43,6 +43,32 @@ SCORES_NOTE = (
 )
 
 
+#: ``neo4j.ppr_engine=auto`` on a server with usable GDS runs PPR in process (``local``) while the
+#: namespace's phrase graph has at most this many edges, and with GDS above: see :func:`auto_engine`.
+AUTO_LOCAL_MAX_EDGES = 1_000_000
+
+
+def auto_engine(gds_engine: PprEngineName, edges: int) -> tuple[PprEngineName, str]:
+    """The engine ``auto`` runs for a namespace of ``edges`` RELATION + SYNONYM edges when the server
+    offers ``gds_engine``, and why. Measured live (docs/neo4j.md, "Which PPR engine auto runs"): up to
+    the largest namespace measured (100k phrases, 1M edges) the in-process engine answered faster warm
+    than GDS (no Bolt round trip and no GDS run per query: PageRank on the held graph, forward push
+    for few seeds) and its first query (the graph read) cost less than a projection; so GDS only runs
+    above that size, where holding the graph in the process (about 40 bytes per edge) stops paying."""
+    if gds_engine not in ("gds-weighted", "gds-linear"):
+        return gds_engine, f"PPR: {gds_engine} (no GDS engine to weigh)"
+    if edges <= AUTO_LOCAL_MAX_EDGES:
+        return "local", (
+            f"PPR: auto runs in process: the namespace has {edges:,} graph edges, at most "
+            f"{AUTO_LOCAL_MAX_EDGES:,}, where the in-process engine measured faster than {gds_engine} "
+            "(neo4j.ppr_engine=gds forces GDS)"
+        )
+    return gds_engine, (
+        f"PPR: auto runs {gds_engine}: the namespace has {edges:,} graph edges, more than "
+        f"{AUTO_LOCAL_MAX_EDGES:,} (the largest size at which the in-process engine was measured faster)"
+    )
+
+
 def parse_version(text: str) -> tuple[int, ...]:
     """``"5.26.0"`` -> (5, 26, 0); ``"2025.04.0"`` -> (2025, 4, 0); ``"5.27-aura"`` -> (5, 27)."""
     numbers = re.findall(r"\d+", text.split("-", 1)[0])

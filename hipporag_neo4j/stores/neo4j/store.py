@@ -46,7 +46,7 @@ from hipporag_neo4j.stores.base import (
 )
 from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
-from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
+from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, auto_engine, detect
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
@@ -87,6 +87,8 @@ class Neo4jStore:
         self._copy: ClientCopy | None = None
         #: (phrases, facts) the last write_passages inserted (the indexer's report counts these)
         self.last_write_counts: tuple[int, int] | None = None
+        #: why neo4j.ppr_engine=auto runs the engine it runs (set on the first PPR, with GDS usable)
+        self.auto_reason: str | None = None
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -314,8 +316,14 @@ class Neo4jStore:
     def ppr_engine(self) -> PprEngine:
         if self._engine is None:
             caps = self._ready()
+            name: str = caps.ppr_engine
+            if self.settings.ppr_engine == "auto" and caps.ppr_engine in ("gds-weighted", "gds-linear"):
+                # decided once per store object, on its first PPR, from the namespace's size
+                size = self.runner.read("read_graph_size", namespace=self.namespace)
+                edges = int(size[0]["edges"] or 0) if size else 0
+                name, self.auto_reason = auto_engine(caps.ppr_engine, edges)
             self._engine = make_engine(
-                caps.ppr_engine,
+                name,
                 self.runner,
                 self.projections,
                 self.namespace,
