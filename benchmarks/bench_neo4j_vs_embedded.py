@@ -124,7 +124,7 @@ def drop_namespace_plain(uri: str, password: str, namespace: str) -> None:
 SERVER_SCRIPT = REPO / "scripts" / "neo4j_server.py"
 
 
-def start_server(pair: str, home: Path, heap: str) -> tuple[str, str]:
+def start_server(pair: str, home: Path, heap: str, transaction_memory: str) -> tuple[str, str]:
     """Start ``pair`` with scripts/neo4j_server.py on free loopback ports; (uri, password)."""
     subprocess.run(
         [
@@ -141,6 +141,8 @@ def start_server(pair: str, home: Path, heap: str) -> tuple[str, str]:
             "0",
             "--heap",
             heap,
+            "--transaction-memory",
+            transaction_memory,
         ],
         check=True,
     )
@@ -365,7 +367,9 @@ def main() -> None:
     parser.add_argument(
         "--transaction-memory",
         default="1800m",
-        help="dbms.memory.transaction.total.max set on the server for the synthetic part ('' leaves it)",
+        help="dbms.memory.transaction.total.max of the server started with --pair: a Cypher-aggregation "
+        "projection of ~1M edges is one transaction of more than the 512m scripts/neo4j_server.py sets by "
+        "default (seen live: MemoryPoolOutOfMemoryError)",
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true")
@@ -381,7 +385,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-neo4j-vs-embedded-"))
     home = root / "server"
     if args.pair:
-        args.uri, args.password = start_server(args.pair, home, args.heap)
+        args.uri, args.password = start_server(args.pair, home, args.heap, args.transaction_memory)
     elif args.password is None:
         args.password = os.environ.get("HIPPORAG_NEO4J_PASSWORD", "")
     engines = [f"neo4j:{e}" for e in args.engines.split(",")]
@@ -399,21 +403,13 @@ def main() -> None:
                 store.open("synthetic-no-vectors", 384)
                 stores[store.capabilities().ppr_engine] = store
             first = next(iter(stores.values()))
-            if args.transaction_memory:
-                # a Cypher-aggregation projection of ~1M edges is one transaction of more than the
-                # 512 MiB scripts/neo4j_server.py allows (seen live: MemoryPoolOutOfMemoryError)
-                first.runner.transaction(
-                    lambda tx: tx._tx.run(  # type: ignore[union-attr]
-                        "CALL dbms.setConfigValue('dbms.memory.transaction.total.max', $value)",
-                        value=args.transaction_memory,
-                    ).consume(),
-                    write=True,
-                    autocommit=True,
-                )
             print("writing the synthetic namespace", flush=True)
             written = write_synthetic(first, args.synthetic_phrases, args.synthetic_edges, args.seed)
             print(written, flush=True)
-            synthetic: dict[str, Any] = {"graph": written, "transaction_memory": args.transaction_memory}
+            synthetic: dict[str, Any] = {
+                "graph": written,
+                "transaction_memory": args.transaction_memory if args.pair else None,
+            }
             synthetic["projection_build"] = {
                 name: projection_times(store, args.projection_repeats)
                 for name, store in stores.items()
