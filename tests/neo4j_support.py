@@ -360,7 +360,11 @@ def server_summary() -> str | None:
     engine = decide(kernel["versions"][0], kernel["edition"], gds, None).ppr_engine
     local = local_server()
     where = local.describe() if local is not None else f"{server[0]} (Neo4j {kernel['versions'][0]})"
-    return f"Neo4j tests ran on {where}; GDS {gds or 'absent'}; PPR engine (auto): {engine}"
+    from hipporag_neo4j.stores.neo4j.capabilities import AUTO_LOCAL_MAX_EDGES
+
+    limit = f"{AUTO_LOCAL_MAX_EDGES:,}"
+    auto = f"local up to {limit} graph edges, {engine} above" if engine != "local" else engine
+    return f"Neo4j tests ran on {where}; GDS {gds or 'absent'}; PPR engine (auto): {auto}"
 
 
 def remember_summary() -> None:

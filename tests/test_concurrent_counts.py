@@ -10,11 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import HashEmbedder
+from neo4j_support import TEST_EMBEDDING_DIM, neo4j_settings_or_skip
 
 from hipporag_neo4j import HippoRAG
 from hipporag_neo4j.models import IndexReport, PassageInput
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.embedded import EmbeddedStore
+from hipporag_neo4j.stores.neo4j import Neo4jStore
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +29,7 @@ class OtherRunWritesInTheGap:
     """The store, except that right after this run asks which phrases are missing, another run (its own
     HippoRAG on the same store) indexes passages that name the same phrases."""
 
-    def __init__(self, inner: EmbeddedStore, other: HippoRAG) -> None:
+    def __init__(self, inner: EmbeddedStore | Neo4jStore, other: HippoRAG) -> None:
         self._inner = inner
         self._other = other
         self.raced = False
@@ -61,5 +64,34 @@ def test_counts_are_what_this_run_inserted(tmp_path: Path, minilm: Any) -> None:
     ]
     assert stats.passages == 8
     # each phrase and fact counted once, by the run that inserted it
+    assert report.new_phrases + theirs.new_phrases == stats.phrases, (report, theirs, stats)
+    assert report.new_facts + theirs.new_facts == stats.facts, (report, theirs, stats)
+
+
+@pytest.mark.neo4j
+def test_counts_are_what_this_run_inserted_on_neo4j() -> None:
+    """The same race on one Neo4j namespace: the counts come from the MERGEs of each run's own write
+    transaction (write_phrases / write_facts count what they create), not from its earlier check."""
+    n4j = neo4j_settings_or_skip(ppr_engine="local", vector_search="client")
+    settings = load_settings(
+        {"llm": {"model": None}, "store": {"backend": "neo4j"}, "neo4j": n4j.model_dump()}, env_file=None
+    )
+    embedder = HashEmbedder(TEST_EMBEDDING_DIM)
+    other = HippoRAG(settings, store=Neo4jStore(n4j), embedder=embedder)
+    racing = OtherRunWritesInTheGap(Neo4jStore(n4j), other)
+    mine = HippoRAG(settings, store=racing, embedder=embedder)  # type: ignore[arg-type]
+    try:
+        report = mine.index(MINE)
+        stats = mine.stats()
+    finally:
+        mine.close()
+        other.close()
+    theirs = racing.other_report
+    assert racing.raced and theirs is not None
+    assert sorted(report.indexed) == ["a0", "a1", "a2", "a3"] and sorted(theirs.indexed) == [
+        f"b{n}" for n in range(4)
+    ]
+    assert stats.passages == 8
+    assert theirs.new_phrases > 0 and report.new_phrases > 0  # both runs inserted some (not a no-op race)
     assert report.new_phrases + theirs.new_phrases == stats.phrases, (report, theirs, stats)
     assert report.new_facts + theirs.new_facts == stats.facts, (report, theirs, stats)

@@ -507,6 +507,9 @@ def store_on(
     srv: FakeServer, *, gds: str | None = "2.17.0", version: str = "2025.04.0", **kw: Any
 ) -> Neo4jStore:
     driver = server(FakeDriver(), version=version, gds=gds)
+    if gds is not None:
+        # these tests are about the GDS engines: auto would run a graph this small in process
+        kw.setdefault("ppr_engine", "gds")
     meta = {"schema_version": 1, "embedding_model": "m", "embedding_dim": 3, "graph_version": 1}
     driver.on("meta_read", [meta])
     driver.on("schema_vector_index_dimensions", [])
@@ -577,3 +580,33 @@ def test_the_linear_fallback_hands_many_seeds_to_the_in_process_engine() -> None
     assert not driver.named("gds_passage_nodes_linear") and driver.named("client_mentions")
     store.passage_node_scores(PHRASE_SEEDS, {"p01": 1.0}, DAMPING, 200, 1e-12, 5, 2)
     assert driver.named("gds_passage_nodes_linear")  # few seeds: GDS
+
+
+def test_auto_runs_in_process_up_to_the_measured_size_and_gds_above(monkeypatch: pytest.MonkeyPatch) -> None:
+    """neo4j.ppr_engine=auto with usable GDS: the in-process engine while the namespace's phrase graph
+    has at most AUTO_LOCAL_MAX_EDGES edges (where it measured faster), the server's GDS engine above;
+    the store decides on its first PPR from the namespace's size (read_graph_size)."""
+    from hipporag_neo4j.stores.neo4j import capabilities
+    from hipporag_neo4j.stores.neo4j.capabilities import AUTO_LOCAL_MAX_EDGES, auto_engine
+
+    for gds in ("gds-weighted", "gds-linear"):
+        assert auto_engine(gds, 0)[0] == "local"  # type: ignore[arg-type]
+        assert auto_engine(gds, AUTO_LOCAL_MAX_EDGES)[0] == "local"  # type: ignore[arg-type]
+        assert auto_engine(gds, AUTO_LOCAL_MAX_EDGES + 1)[0] == gds  # type: ignore[arg-type]
+    assert auto_engine("local", 10**9)[0] == "local"
+
+    g = corpus()
+    edges = sum(
+        g.nodes[a].namespace == NS and g.nodes[b].namespace == NS
+        for table in (g.relations, g.synonyms)
+        for a, b in table
+    )  # the corpus's neighbouring namespace has edges too
+    small = store_on(FakeServer(g), gds="2.17.0", ppr_engine="auto")
+    assert isinstance(small.ppr_engine(), LocalPpr)
+    assert small.auto_reason is not None and f"{edges:,} graph edges" in small.auto_reason
+    monkeypatch.setattr(capabilities, "AUTO_LOCAL_MAX_EDGES", edges - 1)
+    large = store_on(FakeServer(corpus()), gds="2.17.0", ppr_engine="auto")
+    engine = large.ppr_engine()
+    assert isinstance(engine, GdsPpr) and engine.weighted
+    asked = store_on(FakeServer(corpus()), gds="2.13.2", ppr_engine="gds")
+    assert isinstance(asked.ppr_engine(), GdsPpr) and asked.auto_reason is None  # gds asked: no size rule

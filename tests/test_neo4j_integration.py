@@ -77,7 +77,9 @@ def open_store(settings: Neo4jSettings) -> Neo4jStore:
 
 @pytest.fixture
 def settings() -> Neo4jSettings:
-    return neo4j_settings_or_skip()
+    """With GDS, ``ppr_engine=gds``: these graphs are small, where ``auto`` runs PPR in process."""
+    found = neo4j_settings_or_skip()
+    return found.model_copy(update={"ppr_engine": "gds"}) if has_gds(found) else found
 
 
 @pytest.fixture

@@ -639,7 +639,8 @@ def test_reads_map_records() -> None:
         [{"id": "p1", "title": "T", "text": "x"}, {"id": "p2", "title": None, "text": "y"}],
         [],
     )
-    store = open_store(driver)
+    # vector_search=index: the server answers phrases_by_name (with client, the in-process copy does)
+    store = open_store(driver, vector_search="index")
     assert store.get_passages(["p1"]) == {"p1": Passage(id="p1", text="hello", metadata={"a": 1})}
     assert store.phrases_by_name(["paris"])["paris"].similarity == 1.0
     assert list(store.iter_texts("passage", 2)) == [[("p1", "T\nx"), ("p2", "y")]]
@@ -721,6 +722,10 @@ def test_every_session_shares_one_bookmark_manager_so_reads_follow_writes() -> N
     driver = write_driver(existing=set())
     driver.on("meta_graph_version", [{"graph_version": 2}])
     driver.on("read_passage_count", [{"passages": 1}])
+    driver.on(
+        "client_state", [{"graph_version": 2, "embedding_model": "all-MiniLM-L6-v2", "embedding_dim": 384}]
+    )
+    driver.on("client_phrases", [{"ids": ["ph0"], "names": ["p"], "passage_counts": [1]}])
     store = open_store(driver)
     store.write_passages([PhraseRecord("ph0", "p", vec(1, 0, 0))], [passage("p1", {"ph0": 1})])
     driver.calls.clear()

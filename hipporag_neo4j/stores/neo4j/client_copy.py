@@ -44,7 +44,15 @@ from hipporag_neo4j.graph.ppr import (
     symmetric_adjacency,
     transition_matrix,
 )
-from hipporag_neo4j.stores.base import FactHit, Matrix, PassageScore, PhraseHit, Vector
+from hipporag_neo4j.stores.base import (
+    FactHit,
+    Matrix,
+    PassageRecord,
+    PassageScore,
+    PhraseHit,
+    PhraseRecord,
+    Vector,
+)
 from hipporag_neo4j.stores.embedded.knn import exact_scores, nearest_rows
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
 from hipporag_neo4j.stores.embedded.strings import StringTable
@@ -77,6 +85,8 @@ class View:
     phrases: PhraseIndex | None = None  # ids and names (its vectors are phrase_vectors)
     phrase_vectors: Matrix | None = None
     passage_counts: dict[str, int] | None = None
+    by_name: dict[str, int] | None = None  # phrase name -> position in ``phrases``
+    passage_total: int | None = None
     graph: GraphSnapshot | None = None
     dense: Dense | None = None
     facts: FactIndex | None = None
@@ -94,6 +104,98 @@ def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
         matrix.indices = matrix.indices.astype(np.int32, copy=False)
         matrix.indptr = matrix.indptr.astype(np.int32, copy=False)
     return matrix
+
+
+def _insert_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
+    """``old`` with the passages of ``new`` (their vectors) inserted in id order."""
+    if not new:
+        return old
+    ids = list(old.ids)
+    fresh = sorted({r.passage.id: r for r in new}.items())
+    positions = np.searchsorted(np.asarray(ids, dtype=object), [pid for pid, _ in fresh]) if ids else None
+    vectors = np.stack([np.asarray(r.embedding, dtype=np.float32) for _, r in fresh])
+    if positions is None:
+        return Dense(StringTable.of([pid for pid, _ in fresh], searchable=True), vectors)
+    merged = np.insert(old.vectors, positions, vectors, axis=0)
+    for offset, (k, (pid, _)) in enumerate(zip(positions.tolist(), fresh, strict=True)):
+        ids.insert(int(k) + offset, pid)
+    return Dense(StringTable.of(ids, searchable=True), merged)
+
+
+def _positions(old: Sequence[str], new: Sequence[str]) -> np.ndarray:
+    """Where each id of the sorted ``old`` sits in the sorted ``new`` (a superset)."""
+    added = sorted(set(new) - set(old))
+    if not added:
+        return np.arange(len(old), dtype=np.int64)
+    shift = np.searchsorted(np.asarray(added, dtype=object), np.asarray(list(old), dtype=object))
+    return np.arange(len(old), dtype=np.int64) + shift.astype(np.int64)
+
+
+def _advance_graph(
+    old: GraphSnapshot,
+    phrases: PhraseIndex,
+    new: Sequence[PassageRecord],
+    relation_edges: int,
+    synonyms: Sequence[tuple[str, str, float]],
+) -> GraphSnapshot:
+    """``old`` with the new passages (their mentions and stated facts) and the new synonym edges, as
+    :meth:`ClientCopy._read_graph` would build it from the server's rows of the new version."""
+    n = len(phrases.ids)
+    phrase_at = _positions(list(old.phrases.ids), list(phrases.ids))
+    old_passages = list(old.passage_ids)
+    passage_list = sorted({*old_passages, *(r.passage.id for r in new)})
+    passage_at = _positions(old_passages, passage_list)
+    pos = {pid: i for i, pid in enumerate(phrases.ids)} if new or synonyms else {}
+    row_of = {pid: i for i, pid in enumerate(passage_list)} if new else {}
+
+    m = old.mentions.tocoo()
+    m_rows = [passage_at[m.row]]
+    m_cols = [phrase_at[m.col]]
+    m_data = [m.data]
+    for record in new:
+        items = sorted(record.mentions.items())
+        m_rows.append(np.full(len(items), row_of[record.passage.id], dtype=np.int64))
+        m_cols.append(np.asarray([pos[p] for p, _ in items], dtype=np.int64))
+        m_data.append(np.asarray([float(c) for _, c in items], dtype=np.float64))
+    mentions = _compact(
+        sp.csr_matrix(
+            (np.concatenate(m_data), (np.concatenate(m_rows), np.concatenate(m_cols))),
+            shape=(len(passage_list), n),
+        )
+    )
+
+    a = old.adjacency.tocoo()
+    sources, targets, weights = [phrase_at[a.row]], [phrase_at[a.col]], [a.data]
+    extra: list[tuple[int, int, float]] = []
+    for record in new:
+        stated = {f.id: f for f in record.facts}  # one STATES edge per (passage, fact)
+        extra += [(pos[f.subject_id], pos[f.object_id], 1.0) for f in stated.values()]
+    extra += [(pos[s_id], pos[t_id], float(score)) for s_id, t_id, score in synonyms]
+    if extra:
+        e = np.asarray([(i, j) for i, j, _ in extra], dtype=np.int64)
+        w = np.asarray([x for _, _, x in extra], dtype=np.float64)
+        keep = e[:, 0] != e[:, 1]
+        sources += [e[keep, 0], e[keep, 1]]
+        targets += [e[keep, 1], e[keep, 0]]
+        weights += [w[keep], w[keep]]
+    adjacency = _compact(
+        sp.csr_matrix(
+            (np.concatenate(weights), (np.concatenate(sources), np.concatenate(targets))), shape=(n, n)
+        )
+    )
+    transition, _ = transition_matrix(adjacency)
+    return GraphSnapshot(
+        phrases=phrases,
+        passage_ids=StringTable.of(passage_list, searchable=True),
+        passage_vectors=np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32),
+        mentions=mentions,
+        passage_counts=np.bincount(mentions.indices, minlength=n).astype(np.int32),
+        adjacency=adjacency,
+        transition=_compact(transition),
+        strength=node_strengths(adjacency),
+        n_relation_edges=old.n_relation_edges + relation_edges,
+        n_synonym_edges=old.n_synonym_edges + len(synonyms),
+    )
 
 
 class ClientCopy:
@@ -172,6 +274,8 @@ class ClientCopy:
                 base.phrases,
                 base.phrase_vectors,
                 base.passage_counts,
+                base.by_name,
+                base.passage_total,
                 base.graph,
                 base.dense,
                 base.facts,
@@ -187,6 +291,9 @@ class ClientCopy:
             self._read_graph(tx, view)
         elif name == "dense" and view.dense is None:
             self._read_dense(tx, view, before.dim)
+        elif name == "passage_total" and view.passage_total is None:
+            rows = tx.run("read_passage_count", namespace=self.namespace)
+            view.passage_total = int(rows[0]["passages"]) if rows else 0
         elif name == "facts" and view.facts is None:
             self._read_facts(tx, view, before.dim)
         after = self._state(tx)
@@ -219,6 +326,7 @@ class ClientCopy:
         no_vectors = np.zeros((len(ids), 0), dtype=np.float32)
         view.phrases = PhraseIndex(StringTable.of(ids, searchable=True), StringTable.of(names), no_vectors)
         view.passage_counts = {ids[k]: int(row["passage_counts"][i] or 0) for k, i in enumerate(order)}
+        view.by_name = {name: k for k, name in enumerate(names)}
 
     def _read_phrase_vectors(self, tx: CypherTransaction, view: View, dim: int) -> None:
         assert view.phrases is not None
@@ -299,6 +407,126 @@ class ClientCopy:
                 else np.zeros((0, dim), dtype=np.float32)
             ),
         )
+
+    # --- brought forward by this process's own writes ---------------------------------------------------
+    def advance(
+        self,
+        version: int,
+        phrases: Sequence[PhraseRecord] = (),
+        records: Sequence[PassageRecord] = (),
+        written: Sequence[str] = (),
+        *,
+        relation_edges: int | None = 0,
+        synonyms: Sequence[tuple[str, str, float]] | None = (),
+    ) -> bool:
+        """This process's write committed graph ``version`` (``write_passages``: ``phrases`` given, the
+        passages ``written`` of ``records``; ``write_synonyms``: nothing). When the copy holds version
+        - 1, the new view is that one plus the rows written: every writer bumps the version by one under
+        the metadata node's write lock, so nothing else committed in between. Phrases (ids, names,
+        passage counts), the passage count, the passage vectors, the facts and the graph (mentions,
+        RELATION weights: one per new (passage, fact) statement; the SYNONYM edges ``synonyms`` the
+        write inserted; ``relation_edges``: RELATION edges it made, for the edge count) are brought
+        forward in process. A part that cannot be (``None`` given) is read again on first use. False
+        (nothing kept) when the copy was not at version - 1."""
+        with self._load_lock:
+            old = self._view
+            if old is None or old.version != version - 1:
+                return False
+            view = View(version)
+            new = [r for r in records if r.passage.id in set(written)]
+            if old.phrases is not None and old.passage_counts is not None:
+                self._advance_phrases(old, view, phrases, new)
+            if old.passage_total is not None:
+                view.passage_total = old.passage_total + len(new)
+            if old.dense is not None and all(r.embedding is not None for r in new):
+                view.dense = _insert_dense(old.dense, new)
+            if old.facts is not None:
+                view.facts = self._advance_facts(old.facts, new)
+            if (
+                old.graph is not None
+                and view.phrases is not None
+                and relation_edges is not None
+                and synonyms is not None
+            ):
+                view.graph = _advance_graph(old.graph, view.phrases, new, relation_edges, synonyms)
+            self._view = view
+            self._count("advanced")
+            return True
+
+    def _advance_phrases(
+        self, old: View, view: View, phrases: Sequence[PhraseRecord], new: Sequence[PassageRecord]
+    ) -> None:
+        assert old.phrases is not None and old.passage_counts is not None
+        held = old.phrases
+        added = {p.id: p for p in phrases if held.position(p.id) is None}
+        if any(p.embedding is None for p in added.values()):
+            return  # read again
+        for phrase in added.values():
+            self._phrase_vectors.setdefault(phrase.id, np.asarray(phrase.embedding, dtype=np.float32))
+        counts = dict(old.passage_counts)
+        for phrase_id in added:
+            counts[phrase_id] = 0
+        for record in new:
+            for phrase_id in record.mentions:
+                counts[phrase_id] = counts.get(phrase_id, 0) + 1
+        if added:
+            pairs = sorted(
+                [*zip(held.ids, held.names, strict=True), *((p.id, p.name) for p in added.values())]
+            )
+            ids, names = [i for i, _ in pairs], [n for _, n in pairs]
+            view.phrases = PhraseIndex(
+                StringTable.of(ids, searchable=True),
+                StringTable.of(names),
+                np.zeros((len(ids), 0), dtype=np.float32),
+            )
+            view.by_name = {name: k for k, name in enumerate(names)}
+        else:
+            view.phrases, view.by_name = held, old.by_name
+            view.phrase_vectors = old.phrase_vectors
+        view.passage_counts = counts
+
+    def _advance_facts(self, old: FactIndex, new: Sequence[PassageRecord]) -> FactIndex | None:
+        known = set(old.ids)
+        added = {}
+        for record in new:
+            for fact in record.facts:
+                if fact.id not in known and fact.embedding is not None:
+                    added[fact.id] = fact
+        if not added:
+            return old
+        for fact in added.values():
+            self._fact_vectors.setdefault(fact.id, np.asarray(fact.embedding, dtype=np.float32))
+        rows = sorted(
+            [*zip(old.ids, old.subject_ids, old.predicates, old.object_ids, strict=True)]
+            + [(f.id, f.subject_id, f.predicate, f.object_id) for f in added.values()]
+        )
+        ids = [r[0] for r in rows]
+        return FactIndex(
+            ids=ids,
+            subject_ids=[r[1] for r in rows],
+            predicates=[r[2] for r in rows],
+            object_ids=[r[3] for r in rows],
+            vectors=np.stack([self._fact_vectors[i] for i in ids]),
+        )
+
+    # --- look-ups a query makes on every call (served from the copy: no statement of their own) ------
+    def phrases_by_name(self, names: Sequence[str]) -> dict[str, PhraseHit]:
+        """As ``read_phrases_by_name``: exact names -> the phrase, its passage count."""
+        view = self._part("phrases")
+        index, by_name, counts = view.phrases, view.by_name, view.passage_counts
+        assert index is not None and by_name is not None and counts is not None
+        found: dict[str, PhraseHit] = {}
+        for name in names:
+            k = by_name.get(name)
+            if k is not None:
+                phrase_id = index.ids[k]
+                found[name] = PhraseHit(phrase_id, name, 1.0, counts.get(phrase_id, 0))
+        return found
+
+    def passage_count(self) -> int:
+        view = self._part("passage_total")
+        assert view.passage_total is not None
+        return view.passage_total
 
     # --- vector search ---------------------------------------------------------------------------
     def nearest_phrases(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hipporag_neo4j.errors import StoreError
@@ -34,16 +35,48 @@ def _unique(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
+@dataclass
+class WriteOutcome:
+    """What one write transaction did: the phrases and facts it inserted, the graph version it made."""
+
+    phrases: int = 0
+    facts: int = 0
+    version: int | None = None
+    #: RELATION edges made minus deleted (None: not counted by the server's answer)
+    relation_edges: int | None = 0
+    #: the SYNONYM edges inserted, (source, target, score) (None: not known)
+    synonyms: list[tuple[str, str, float]] | None = None
+
+
+def _created(rows: list[dict[str, Any]]) -> int:
+    return sum(int(row.get("created") or 0) for row in rows)
+
+
 def write_passages(
-    tx: CypherTransaction, namespace: str, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
+    tx: CypherTransaction,
+    namespace: str,
+    phrases: Sequence[PhraseRecord],
+    passages: Sequence[PassageRecord],
+    outcome: WriteOutcome | None = None,
 ) -> list[str]:
     """Write new phrases, then the passages not stored yet with their mentions and facts; refresh the
-    affected RELATION edges and passage counts. Returns the ids of the passages written."""
+    affected RELATION edges and passage counts. Returns the ids of the passages written; ``outcome``
+    (when given) gets the phrases and facts this transaction inserted (MERGE ... ON CREATE, counted in
+    the statement: the writers of a namespace go one at a time behind ``meta_bump_version``) and the
+    graph version it made."""
+    if outcome is not None:
+        outcome.phrases, outcome.facts, outcome.version, outcome.relation_edges = 0, 0, None, 0
     if not phrases and not passages:
         return []
-    bump_version(tx, namespace)
+    version = bump_version(tx, namespace)
+    if outcome is not None:
+        outcome.version = version
     phrase_rows = {p.id: {"id": p.id, "name": p.name, "embedding": vector_list(p.embedding)} for p in phrases}
-    tx.run_batched("write_phrases", "rows", list(phrase_rows.values()), namespace=namespace)
+    new_phrases = _created(
+        tx.run_batched("write_phrases", "rows", list(phrase_rows.values()), namespace=namespace)
+    )
+    if outcome is not None:
+        outcome.phrases = new_phrases
 
     existing = {
         r["id"]
@@ -105,9 +138,13 @@ def write_passages(
                 row["embedding"] = vector_list(fact.embedding)
             state_rows.append({"passage_id": pid, "fact_id": fact.id})
             pairs[(fact.subject_id, fact.object_id)] = None
-    tx.run_batched("write_facts", "rows", list(fact_rows.values()), namespace=namespace)
+    new_facts = _created(tx.run_batched("write_facts", "rows", list(fact_rows.values()), namespace=namespace))
+    if outcome is not None:
+        outcome.facts = new_facts
     tx.run_batched("write_states", "rows", _unique_rows(state_rows), namespace=namespace)
-    refresh_relations(tx, namespace, list(pairs))
+    changed = refresh_relations(tx, namespace, list(pairs))
+    if outcome is not None:
+        outcome.relation_edges = changed
     mentioned = _unique([phrase_id for r in new.values() for phrase_id in r.mentions])
     tx.run_batched("refresh_passage_counts", "ids", sorted(mentioned), namespace=namespace)
     return list(new)
@@ -117,12 +154,18 @@ def _unique_rows(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     return list({tuple(sorted(r.items())): r for r in rows}.values())
 
 
-def refresh_relations(tx: CypherTransaction, namespace: str, pairs: Sequence[tuple[str, str]]) -> None:
+def refresh_relations(tx: CypherTransaction, namespace: str, pairs: Sequence[tuple[str, str]]) -> int | None:
+    """Recompute the RELATION edges of ``pairs``; edges created minus deleted (None if not reported)."""
     rows = [{"subject_id": s, "object_id": o} for s, o in sorted(set(pairs))]
-    tx.run_batched("refresh_relations", "pairs", rows, namespace=namespace)
+    found = tx.run_batched("refresh_relations", "pairs", rows, namespace=namespace)
+    if any("created" not in r for r in found):
+        return None
+    return sum(int(r["created"] or 0) - int(r["removed"] or 0) for r in found)
 
 
-def write_synonyms(tx: CypherTransaction, namespace: str, edges: Sequence[SynonymEdge]) -> int:
+def write_synonyms(
+    tx: CypherTransaction, namespace: str, edges: Sequence[SynonymEdge], outcome: WriteOutcome | None = None
+) -> int:
     """MERGE canonical synonym edges (self pairs dropped, one row per pair); how many were new.
 
     Same rule as the embedded store: an edge already stored keeps its score (write_synonyms.cypher sets
@@ -132,13 +175,27 @@ def write_synonyms(tx: CypherTransaction, namespace: str, edges: Sequence[Synony
         c = edge.canonical()
         if c.source_id != c.target_id:
             canonical[(c.source_id, c.target_id)] = c
+    if outcome is not None:
+        outcome.version, outcome.synonyms = None, []
     if not canonical:
         return 0
-    bump_version(tx, namespace)
+    version = bump_version(tx, namespace)
+    if outcome is not None:
+        outcome.version = version
     rows = [
         {"source_id": s, "target_id": t, "score": float(e.score)} for (s, t), e in sorted(canonical.items())
     ]
-    return sum(int(r["created"]) for r in tx.run_batched("write_synonyms", "rows", rows, namespace=namespace))
+    found = tx.run_batched("write_synonyms", "rows", rows, namespace=namespace)
+    if outcome is not None:
+        if all("created_pairs" in r for r in found):
+            outcome.synonyms = [
+                (str(s), str(t), float(canonical[(str(s), str(t))].score))
+                for r in found
+                for s, t in r["created_pairs"]
+            ]
+        else:
+            outcome.synonyms = None
+    return sum(int(r["created"]) for r in found)
 
 
 def delete_passages(tx: CypherTransaction, namespace: str, ids: Sequence[str]) -> DeleteReport:

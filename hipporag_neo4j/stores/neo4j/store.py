@@ -46,7 +46,7 @@ from hipporag_neo4j.stores.base import (
 )
 from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
-from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, detect
+from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, auto_engine, detect
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
@@ -85,6 +85,10 @@ class Neo4jStore:
         self._aura_sessions = aura_sessions
         self._indexed_dims: set[int] = set()
         self._copy: ClientCopy | None = None
+        #: (phrases, facts) the last write_passages inserted (the indexer's report counts these)
+        self.last_write_counts: tuple[int, int] | None = None
+        #: why neo4j.ppr_engine=auto runs the engine it runs (set on the first PPR, with GDS usable)
+        self.auto_reason: str | None = None
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -189,12 +193,12 @@ class Neo4jStore:
         return set(ids) - self._existing("read_existing_facts", ids)
 
     def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
-        self._ready()
-
+        self.last_write_counts = None
         dim = self._ready_meta().embedding_dim
+        outcome = ingest.WriteOutcome()
 
         def work(tx: CypherTransaction) -> list[str]:
-            written = ingest.write_passages(tx, self.namespace, phrases, passages)
+            written = ingest.write_passages(tx, self.namespace, phrases, passages, outcome)
             ids = list(dict.fromkeys(p.id for p in phrases))
             schema.label_embeddings(tx, self.namespace, "phrase", ids, dim)
             schema.label_embeddings(tx, self.namespace, "passage", [r.passage.id for r in passages], dim)
@@ -203,7 +207,20 @@ class Neo4jStore:
             tx.run_batched("synonyms_pending_mark", "ids", ids, namespace=self.namespace)
             return written
 
-        return self.runner.write(work)
+        written = self.runner.write(work)
+        # set from the attempt that committed (a retried transaction runs ``work`` again from the start)
+        self.last_write_counts = (outcome.phrases, outcome.facts)
+        if self._copy is not None and outcome.version is not None:
+            # the in-process copy brought forward by the rows written, instead of read again
+            self._copy.advance(
+                outcome.version,
+                phrases,
+                passages,
+                written,
+                relation_edges=outcome.relation_edges,
+                synonyms=[],
+            )
+        return written
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
         rows = self.runner.read("synonyms_pending_read", namespace=self.namespace, limit=limit)
@@ -228,14 +245,19 @@ class Neo4jStore:
     def write_synonyms(self, edges: Sequence[SynonymEdge], done: Sequence[str] = ()) -> int:
         self._ready()
 
+        outcome = ingest.WriteOutcome()
+
         def work(tx: CypherTransaction) -> int:
-            created = ingest.write_synonyms(tx, self.namespace, edges)
+            created = ingest.write_synonyms(tx, self.namespace, edges, outcome)
             tx.run_batched(
                 "synonyms_pending_clear", "ids", list(dict.fromkeys(done)), namespace=self.namespace
             )
             return created
 
-        return self.runner.write(work)
+        created = self.runner.write(work)
+        if self._copy is not None and outcome.version is not None:
+            self._copy.advance(outcome.version, synonyms=outcome.synonyms)
+        return created
 
     def delete_passages(self, ids: Sequence[str]) -> DeleteReport:
         self._ready()
@@ -283,6 +305,8 @@ class Neo4jStore:
         wanted = list(dict.fromkeys(names))
         if not wanted:
             return {}
+        if self._client_vectors():
+            return self.copy.phrases_by_name(wanted)
         rows = self.runner.read_batched("read_phrases_by_name", "names", wanted, namespace=self.namespace)
         return {
             str(r["name"]): PhraseHit(str(r["id"]), str(r["name"]), 1.0, int(r["passage_count"] or 0))
@@ -292,8 +316,14 @@ class Neo4jStore:
     def ppr_engine(self) -> PprEngine:
         if self._engine is None:
             caps = self._ready()
+            name: str = caps.ppr_engine
+            if self.settings.ppr_engine == "auto" and caps.ppr_engine in ("gds-weighted", "gds-linear"):
+                # decided once per store object, on its first PPR, from the namespace's size
+                size = self.runner.read("read_graph_size", namespace=self.namespace)
+                edges = int(size[0]["edges"] or 0) if size else 0
+                name, self.auto_reason = auto_engine(caps.ppr_engine, edges)
             self._engine = make_engine(
-                caps.ppr_engine,
+                name,
                 self.runner,
                 self.projections,
                 self.namespace,
@@ -452,6 +482,8 @@ class Neo4jStore:
         return explore.namespaces(self.runner)
 
     def passage_count(self) -> int:
+        if self._client_vectors():
+            return self.copy.passage_count()
         return int(self.runner.read("read_passage_count", namespace=self.namespace)[0]["passages"])
 
     def _consistent_counts(self) -> Record:

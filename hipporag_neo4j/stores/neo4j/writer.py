@@ -51,7 +51,7 @@ def is_retryable(exc: BaseException) -> bool:
 class CypherTransaction:
     """The statements of one transaction, by file name."""
 
-    def __init__(self, tx: neo4j.Transaction, batch_size: int) -> None:
+    def __init__(self, tx: neo4j.Transaction | neo4j.Session, batch_size: int) -> None:
         self._tx = tx
         self.batch_size = batch_size
         self.last_query: str | None = None
@@ -120,8 +120,12 @@ class CypherRunner:
         in [0.5, 1) so two writers that deadlocked do not retry in lockstep."""
         return min(self.backoff_max, self.backoff_base * 2.0 ** (attempt - 1)) * (0.5 + self._jitter() / 2)
 
-    def transaction(self, work: Callable[[CypherTransaction], T], *, write: bool) -> T:
-        """Run ``work`` in one transaction (routed to the leader when ``write``) and commit it."""
+    def transaction(
+        self, work: Callable[[CypherTransaction], T], *, write: bool, autocommit: bool = False
+    ) -> T:
+        """Run ``work`` in one transaction (routed to the leader when ``write``) and commit it.
+        ``autocommit``: each statement of ``work`` is its own auto-commit transaction (``session.run``),
+        one round trip instead of three (BEGIN, RUN, COMMIT): for single-statement reads."""
         mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
         attempt = 0
         while True:
@@ -132,6 +136,9 @@ class CypherRunner:
                     default_access_mode=mode,
                     bookmark_manager=self.bookmark_manager,
                 ) as session:
+                    if autocommit:
+                        ctx = CypherTransaction(session, self.batch_size)
+                        return work(ctx)
                     with session.begin_transaction() as tx:
                         ctx = CypherTransaction(tx, self.batch_size)
                         result = work(ctx)
@@ -154,15 +161,20 @@ class CypherRunner:
         self, name: str, *, leader: bool = False, splice_dim: int | None = None, **params: Any
     ) -> list[Record]:
         """One statement in its own read transaction; ``leader`` routes it to the writer, as GDS calls
-        must be (a projection lives in the memory of the server that made it)."""
-        return self.transaction(lambda tx: tx.run(name, splice_dim=splice_dim, **params), write=leader)
+        must be (a projection lives in the memory of the server that made it). An auto-commit
+        transaction: live, 2.2 ms against 6.5 ms for an explicit one (load ~7)."""
+        return self.transaction(
+            lambda tx: tx.run(name, splice_dim=splice_dim, **params), write=leader, autocommit=True
+        )
 
     def read_batched(
         self, name: str, key: str, rows: Sequence[Any], *, splice_dim: int | None = None, **params: Any
     ) -> list[Record]:
-        """A read over many rows, batched, in one transaction."""
+        """A read over many rows, batched, in one transaction (auto-commit when it is one batch)."""
         return self.transaction(
-            lambda tx: tx.run_batched(name, key, rows, splice_dim=splice_dim, **params), write=False
+            lambda tx: tx.run_batched(name, key, rows, splice_dim=splice_dim, **params),
+            write=False,
+            autocommit=len(rows) <= self.batch_size,
         )
 
     def run_script(self, name: str, *, splice_dim: int | None = None, **params: Any) -> None:
