@@ -9,6 +9,7 @@ of similarities plus 4 GiB of int64 indices).
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -94,7 +95,7 @@ def _best_per_row(
     ]
 
 
-def top_positions(values: npt.NDArray[np.float32], limit: int) -> npt.NDArray[np.intp]:
+def top_positions(values: npt.NDArray[np.floating[Any]], limit: int) -> npt.NDArray[np.intp]:
     """Positions of the ``limit`` highest values, highest first, ties by position: the first ``limit`` of
     ``np.argsort(-values, kind="stable")``, without sorting every value (a partition, then a sort of the
     values at or above the limit's)."""
