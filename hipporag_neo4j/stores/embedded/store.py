@@ -658,7 +658,14 @@ class EmbeddedStore:
             rows = [ivf.search(index.vectors, v, top_k + 1, probes) for v in vectors]
         else:
             # one more, in case the excluded query phrase is among them
-            rows = [c for c, _ in nearest_rows(vectors, index.vectors, top_k + 1, min_similarity)]
+            # linking re-scores its candidates exactly below, and takes one more than it keeps
+            linking = not exclude_ids
+            rows = [
+                c
+                for c, _ in nearest_rows(
+                    vectors, index.vectors, top_k + 1, min_similarity, matrix_first=linking
+                )
+            ]
         for row, candidates in enumerate(rows):
             # the kept scores again, exactly (exact_scores: synonym edges do not depend on batching)
             candidates = np.asarray(candidates)
