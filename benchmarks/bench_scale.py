@@ -27,9 +27,11 @@ kernel (``hipporag_neo4j.graph.ppr``), one sparse mat-vec, ``graph_passage_score
 candidate pool and with top 5), ``nearest_phrases`` (linking: 2 vectors; synonym search: 512 vectors),
 ``dense_passage_scores`` and ``Retriever.retrieve`` end to end in every mode (random-vector embedder,
 query NER that names two graph phrases, so no model time is included); then, ``--writes`` times, one
-more ``write_passages`` call and the first default-mode query after it (reads right after writes).
+more ``write_passages`` call of ``--write-batch`` passages (default 1: an agent writing one memory) and
+the first default-mode query after it (reads right after writes), in the writing process.
 
-    python benchmarks/run.py scale --sizes 10000,100000,1000000 [--writes 3] [--keep --workdir DIR]
+    python benchmarks/run.py scale --sizes 10000,100000,1000000 [--writes 3] [--write-batch 1]
+        [--keep --workdir DIR]
 """
 
 from __future__ import annotations
@@ -201,13 +203,14 @@ def build(
 def after_writes(
     store: EmbeddedStore, args: argparse.Namespace, query: str, entities: list[str]
 ) -> dict[str, Any]:
-    """``--writes`` times: one more ``write_passages`` call of ``--batch`` passages (and its synonym edges),
-    then the first default-mode query after it (the snapshot brought forward) and the next one (warm).
+    """``--writes`` times: one more ``write_passages`` call of ``--write-batch`` passages (and its synonym
+    edges), then the first default-mode query after it (the snapshot carried forward) and the next one.
     What an agent pays when it writes its memory while it reads it."""
     per = args.phrases_per_passage
     n0 = store.stats().phrases
     p0 = math.ceil(n0 / per)
-    total = (p0 + args.writes * args.batch) * per
+    batch = args.write_batch
+    total = (p0 + args.writes * batch) * per
     ids = [make_phrase_id(phrase_name(i)) for i in range(total)]
     rng = np.random.default_rng((args.seed, 2))
     fact_rng = np.random.default_rng((args.seed, 3))
@@ -217,9 +220,9 @@ def after_writes(
     retriever.retrieve(query, "hipporag2")  # warm before the first write
     rows = []
     for w in range(args.writes):
-        start = p0 + w * args.batch
+        start = p0 + w * batch
         times: dict[str, float] = {}
-        write_s = write_batch(store, args, rng, fact_rng, ids, start, start + args.batch, times)
+        write_s = write_batch(store, args, rng, fact_rng, ids, start, start + batch, times)
         t = time.perf_counter()
         retriever.retrieve(query, "hipporag2")
         first = time.perf_counter() - t
@@ -417,6 +420,7 @@ def run_child(size: int, args: argparse.Namespace) -> dict[str, Any]:
         "seed",
         "workdir",
         "writes",
+        "write_batch",
         "synonym_threshold",
         "vector_search",
     ):
@@ -595,8 +599,9 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "## Reads right after writes (ms, median over the writes)",
         "",
-        "After the queries above: one `write_passages` call of one batch and its `write_synonyms`, then the "
-        "first default-mode (`hipporag2`) query after it (the snapshot brought forward) and the next one.",
+        "After the queries above, in the same process: one `write_passages` call of "
+        f"{_write_batch(data)} passage(s) and its `write_synonyms`, then the first default-mode "
+        "(`hipporag2`) query after it (the snapshot carried forward) and the next one.",
         "",
         md_table(
             ["phrases", "writes", "write_passages", "write_synonyms", "first query after", "next query"],
@@ -619,6 +624,11 @@ def markdown(data: dict[str, Any]) -> str:
                 "load and latency from a later run on that store (see `runs`).",
             ]
     return "\n".join(lines)
+
+
+def _write_batch(data: dict[str, Any]) -> str:
+    """Passages per write of the after-write phase (results before the option: one batch of 256)."""
+    return str(data.get("parameters", {}).get("write_batch", 256))
 
 
 def merge(previous: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -670,6 +680,12 @@ def main() -> None:
         default=3,
         help="write_passages calls, each followed by the first query after it",
     )
+    parser.add_argument(
+        "--write-batch",
+        type=int,
+        default=1,
+        help="passages per write_passages call of --writes (1: an agent writing one memory)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per size before it is stopped")
     parser.add_argument("--workdir", default=tempfile.gettempdir())
@@ -709,6 +725,7 @@ def main() -> None:
             "batch",
             "queries",
             "writes",
+            "write_batch",
             "vector_search",
             "seed",
             "timeout",

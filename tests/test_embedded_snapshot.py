@@ -18,6 +18,7 @@ from test_store_conformance import CORPUS, EMB, _index, _records
 
 from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files
+from hipporag_neo4j.stores.embedded import store as store_module
 from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot
 from hipporag_neo4j.stores.embedded.strings import StringTable
 
@@ -89,22 +90,37 @@ def test_persisted_and_in_memory_snapshots_answer_identically(tmp_path: Path) ->
     assert reopened.snapshot_maps == 1 and not (tmp_path / "plain" / snapshot_files.SNAPSHOT_DIR).exists()
 
 
-def test_a_write_makes_the_snapshot_stale_and_the_next_read_brings_it_forward(tmp_path: Path) -> None:
+def _carry(monkeypatch: pytest.MonkeyPatch, carry: bool) -> None:
+    """carry=False: every version brought forward from the persisted one and written (the path of a
+    process that opens the store after others wrote); True: carried forward in memory (the default)."""
+    if not carry:
+        monkeypatch.setattr(store_module, "CARRY_COMMITS", 0)
+
+
+@pytest.mark.parametrize("carry", [True, False])
+def test_a_write_makes_the_snapshot_stale_and_the_next_read_brings_it_forward(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, carry: bool
+) -> None:
+    _carry(monkeypatch, carry)
     path = tmp_path / "store"
     reader, writer = _open(path), _open(path)
     _index(writer, FIRST)
     before = _reads(reader)
     _index(writer, ALL - FIRST)  # another object (as another process): the reader's snapshot is stale
     after = _reads(reader)
-    # appended rows only: brought forward from the persisted version, not rebuilt
-    assert (reader.snapshot_builds, reader.snapshot_updates) == (1, 1) and after != before
+    # appended rows only: carried forward in memory or brought forward from the persisted version
+    counts = (reader.snapshot_builds, reader.snapshot_carries, reader.snapshot_updates)
+    assert counts == ((1, 1, 0) if carry else (1, 0, 1)) and after != before
     clean = _open(tmp_path / "clean", persist=False)
     _index(clean, ALL)
     assert after == _reads(clean)
-    assert _versions(path) == [f"v{reader.stats().extra['graph_version']}"]  # the old version removed
-    # a third object opening now maps the current version, not the old one
+    version = reader.stats().extra["graph_version"]
+    # carried: nothing written, the persisted version stays; brought forward: the old version removed
+    assert _versions(path) == [f"v{version - 1 if carry else version}"]
+    # a third object opening now brings the persisted one forward or maps the current version
     third = _open(path)
-    assert _reads(third) == after and (third.snapshot_builds, third.snapshot_maps) == (0, 1)
+    assert _reads(third) == after and third.snapshot_builds == 0
+    assert (third.snapshot_updates, third.snapshot_maps) == ((1, 0) if carry else (0, 1))
 
 
 def test_a_snapshot_with_the_right_version_but_another_commit_token_is_not_used(tmp_path: Path) -> None:
@@ -385,17 +401,21 @@ def _served(store: EmbeddedStore) -> dict[str, np.ndarray]:
     return {**arrays, **{f"extra:{k}": np.asarray(v) for k, v in extra.items()}}
 
 
+@pytest.mark.parametrize("carry", [True, False])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_a_snapshot_brought_forward_equals_a_rebuild_bit_for_bit(tmp_path: Path, seed: int) -> None:
-    updates = 0
+def test_a_snapshot_brought_forward_equals_a_rebuild_bit_for_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, carry: bool
+) -> None:
+    _carry(monkeypatch, carry)
     for store in _random_history(tmp_path / "store", rounds=5, seed=seed):
         served, rebuilt = _served(store), _rebuilt(store)
         assert served.keys() == rebuilt.keys()
         for name in served:
             assert served[name].dtype == rebuilt[name].dtype, name
             assert np.array_equal(served[name], rebuilt[name]), name
-        updates = store.snapshot_updates
-    assert (store.snapshot_builds, updates) == (1, 9)  # built once, then brought forward by every batch
+    # built once, then carried or brought forward by every batch
+    counts = (store.snapshot_builds, store.snapshot_carries, store.snapshot_updates)
+    assert counts == ((1, 9, 0) if carry else (1, 0, 9))
     # every adjacency entry that holds both relation counts and a synonym score went through R + S
     graph = store._graph()
     assert np.any(graph.adjacency.data != np.round(graph.adjacency.data)) and graph.n_synonym_edges > 0
@@ -490,8 +510,12 @@ def test_string_table_find_all_and_extended_agree_with_a_table_built_whole(fixed
     assert base.find_all(values[250:260]) == [None] * 10
 
 
-def test_the_log_keeps_only_the_rows_from_the_newest_persisted_snapshot_on(tmp_path: Path) -> None:
+def test_the_log_keeps_only_the_rows_from_the_newest_persisted_snapshot_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sqlite3
+
+    _carry(monkeypatch, False)
 
     versions = []
     for store in _random_history(tmp_path / "store", rounds=3, seed=7):
@@ -503,3 +527,50 @@ def test_the_log_keeps_only_the_rows_from_the_newest_persisted_snapshot_on(tmp_p
     # pruned by each commit below the newest persisted version (the one before it)
     assert logged == [versions[-2], versions[-1]]
     assert store.snapshot_updates == len(versions) - 1
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_fact_index_is_extended_by_appended_facts_and_equals_a_fresh_read(
+    tmp_path: Path, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    for store in _random_history(tmp_path / "store", rounds=4, seed=seed):
+        queries = rng.standard_normal((3, 8)).astype(np.float32)
+        served = [store.nearest_facts(q, 6) for q in queries]
+        with store._read() as conn:
+            fresh = snapshot.FactIndex.load(conn, store._dim)
+        facts = store._graph().facts
+        assert facts is not None
+        assert (facts.ids, facts.subject_ids, facts.predicates, facts.object_ids) == (
+            fresh.ids,
+            fresh.subject_ids,
+            fresh.predicates,
+            fresh.object_ids,
+        )
+        assert np.array_equal(facts.vectors, fresh.vectors) and facts.last_key == fresh.last_key
+        other = EmbeddedStore(store.path, persist_snapshot=False)
+        other.open("random-model", 8)
+        assert served == [other.nearest_facts(q, 6) for q in queries]
+        other.close()
+    assert store.fact_loads == 1  # read whole once, then extended by every append-only commit
+    store.delete_passages(["pa-00000"])  # not append-only: read whole again
+    store.nearest_facts(queries[0], 6)
+    assert store.fact_loads == 2
+
+
+def test_a_carried_snapshot_is_written_every_carry_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "CARRY_COMMITS", 4)
+    path = tmp_path / "store"
+    for store in _random_history(path, rounds=4, seed=3):
+        _served(store)
+    # 1 build, then 7 commits: 3 carried in memory, the 4th since the persisted version written, 3 carried
+    assert (store.snapshot_builds, store.snapshot_carries, store.snapshot_updates) == (1, 6, 1)
+    newest = max(int(v[1:]) for v in _versions(path))
+    assert store.stats().extra["graph_version"] - newest < 4
+    reopened = EmbeddedStore(path)
+    reopened.open("random-model", 8)
+    served, rebuilt = _served(reopened), _rebuilt(reopened)  # brought forward from the written one
+    assert served.keys() == rebuilt.keys() and all(np.array_equal(a, rebuilt[k]) for k, a in served.items())
+    assert (reopened.snapshot_builds, reopened.snapshot_updates) == (0, 1)

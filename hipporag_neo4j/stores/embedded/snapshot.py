@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections import OrderedDict
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -27,6 +29,7 @@ from hipporag_neo4j.graph.ppr import (
     transition_matrix,
 )
 from hipporag_neo4j.stores.base import Matrix, PassageScore
+from hipporag_neo4j.stores.embedded.knn import top_positions
 from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS, RELATION_KEY_EDGES, SYNONYM_KEYS
 from hipporag_neo4j.stores.embedded.strings import StringTable
 
@@ -86,6 +89,16 @@ class PhraseIndex:
     @property
     def vectors(self) -> Matrix:
         return self._buffer[: self._n]
+
+    @classmethod
+    def taking_over(cls, ids: StringTable, names: StringTable, other: PhraseIndex) -> PhraseIndex:
+        """An index of ``ids`` and ``names`` over ``other``'s vectors and their spare rows, which it takes
+        over: appending to it later copies nothing while the room lasts (``other`` must not be appended
+        to again; its own rows stay as they are)."""
+        index = cls(ids, names, other._buffer)
+        index._n = other._n
+        other._buffer = other._buffer[: other._n]  # no spare room left to it
+        return index
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int) -> PhraseIndex:
@@ -148,6 +161,10 @@ class FactIndex:
     predicates: list[str]
     object_ids: list[str]
     vectors: Matrix
+    #: the largest fact key (embedded or not) the index was read up to: later keys are appended facts
+    last_key: int = 0
+    #: the vectors' buffer with spare rows past ``vectors`` (only the newest index of a lineage owns it)
+    _buffer: Matrix | None = field(default=None, repr=False)
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int) -> FactIndex:
@@ -163,7 +180,42 @@ class FactIndex:
             predicates=[r[2] for r in rows],
             object_ids=[r[3] for r in rows],
             vectors=vectors,
+            last_key=int(conn.execute(_LAST_FACT_KEY).fetchone()[0]),
         )
+
+    def extended(self, conn: sqlite3.Connection) -> FactIndex:
+        """This index and the embedded facts written after it (keys above ``last_key``), in key order:
+        what :meth:`load` reads when every commit since only appended rows (the caller checks the log),
+        for the cost of the new rows. Their vectors go into spare rows of a buffer this index hands on
+        (its own rows stay as they are), so a run of small writes copies the matrix only as it doubles."""
+        last_key = int(conn.execute(_LAST_FACT_KEY).fetchone()[0])
+        rows = conn.execute(
+            f"{FACT_ROWS} WHERE f.key > ? AND f.embedding IS NOT NULL ORDER BY f.key", (self.last_key,)
+        ).fetchall()
+        n, dim = self.vectors.shape
+        if not rows:
+            return FactIndex(
+                self.ids, self.subject_ids, self.predicates, self.object_ids, self.vectors, last_key
+            )
+        need = n + len(rows)
+        buffer = self._buffer
+        if buffer is None or len(buffer) < need:
+            buffer = np.empty((max(need, 2 * n), dim), dtype=np.float32)
+            buffer[:n] = self.vectors
+        self._buffer = None  # handed on: this index never writes past its rows again
+        buffer[n:need] = blob_to_matrix([r[-1] for r in rows], dim)
+        return FactIndex(
+            ids=self.ids + [r[0] for r in rows],
+            subject_ids=self.subject_ids + [r[1] for r in rows],
+            predicates=self.predicates + [r[2] for r in rows],
+            object_ids=self.object_ids + [r[3] for r in rows],
+            vectors=buffer[:need],
+            last_key=last_key,
+            _buffer=buffer,
+        )
+
+
+_LAST_FACT_KEY = "SELECT IFNULL(MAX(key), 0) FROM facts"
 
 
 def canonical_adjacency(
@@ -220,6 +272,44 @@ def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
     return matrix
 
 
+class ExplainedLater(PassageScore):
+    """A passage score whose ``top_phrases`` are worked out when first read: a mode that mixes the walk
+    with dense scores ranks a pool of every passage and shows the phrases of the few it returns. Equal to
+    a :class:`PassageScore` of the same values."""
+
+    def __init__(self, passage_id: str, score: float, explain: Callable[[], list[tuple[str, float]]]) -> None:
+        object.__setattr__(self, "passage_id", passage_id)
+        object.__setattr__(self, "score", score)
+        object.__setattr__(self, "_explain", explain)
+        object.__setattr__(self, "_top", None)
+
+    @property
+    def top_phrases(self) -> list[tuple[str, float]]:
+        top: list[tuple[str, float]] | None = self.__dict__["_top"]
+        if top is None:
+            top = self.__dict__["_explain"]()
+            object.__setattr__(self, "_top", top)
+        return top
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PassageScore):
+            return NotImplemented
+        return (self.passage_id, self.score, self.top_phrases) == (
+            other.passage_id,
+            other.score,
+            other.top_phrases,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.passage_id, self.score))
+
+    def __repr__(self) -> str:
+        return repr(PassageScore(self.passage_id, self.score, self.top_phrases))
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled as the plain score it equals
+        return (PassageScore, (self.passage_id, self.score, self.top_phrases))
+
+
 @dataclass
 class GraphSnapshot:
     """Everything retrieval needs, as arrays indexed by phrase / passage position."""
@@ -242,6 +332,9 @@ class GraphSnapshot:
     # exact PPR on the phrase graph, per damping (None: not worth it); see GraphSnapshot._factorised
     factorised: dict[float, FactorisedPpr | None] = field(default_factory=dict, repr=False)
     phrase_ppr_queries: int = 0
+    # the same for HippoRAG 2's phrase + passage graph (see GraphSnapshot.passage_walk_ppr)
+    walk_factorised: dict[float, FactorisedPpr | None] = field(default_factory=dict, repr=False)
+    walk_ppr_queries: int = 0
 
     @property
     def dangling(self) -> npt.NDArray[np.bool_]:
@@ -300,6 +393,28 @@ class GraphSnapshot:
             self.factorised[damping] = kept
         return kept
 
+    def _walk_factorised(self, lock: AbstractContextManager[Any], damping: float) -> FactorisedPpr | None:
+        """As :meth:`_factorised`, for the phrase + passage graph of HippoRAG 2's walk (every passage is
+        seeded on stores up to ``passage_seed_top_n`` passages, so push starts from the whole graph: on
+        MuSiQue the solve is several times cheaper than push)."""
+        with lock:
+            if damping in self.walk_factorised:
+                return self.walk_factorised[damping]
+            self.walk_ppr_queries += 1
+            n_nodes = self.adjacency.shape[0] + len(self.passage_ids)
+            if (
+                self.walk_ppr_queries <= FACTORISE_AFTER_QUERIES
+                or n_nodes > FACTORISE_MAX_PHRASES
+                or not 0.0 < damping < 1.0
+            ):
+                return None
+        joint = self.passage_adjacency()
+        solver = FactorisedPpr(joint, damping)
+        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(joint.nnz, 1) else None
+        with lock:
+            self.walk_factorised[damping] = kept
+        return kept
+
     def passage_walk_ppr(
         self,
         lock: AbstractContextManager[Any],
@@ -318,8 +433,12 @@ class GraphSnapshot:
             if cached is not None:
                 self.ppr_cache.move_to_end(digest)
                 return cached
-        transition, _ = self.passage_graph()
-        ppr = forward_push(transition, self.passage_strength(), reset, damping, tolerance, max_iterations)
+        solver = self._walk_factorised(lock, damping)
+        if solver is not None:
+            ppr = solver.scores(reset)
+        else:
+            transition, _ = self.passage_graph()
+            ppr = forward_push(transition, self.passage_strength(), reset, damping, tolerance, max_iterations)
         with lock:
             self.ppr_cache[digest] = ppr
             while len(self.ppr_cache) > PPR_CACHE_SIZE:
@@ -346,40 +465,47 @@ class GraphSnapshot:
         self, ppr: npt.NDArray[np.float64], limit: int, explain_phrases: int
     ) -> list[PassageScore]:
         """HippoRAG's passage score, occurrences x phrase PPR, best first (ties by position), each with the
-        phrases that contributed most."""
+        phrases that contributed most (worked out when first read: :class:`ExplainedLater`)."""
         scores = self.mentions @ ppr
-        order = np.argsort(-scores, kind="stable")[:limit]
+        order = top_positions(scores, limit)
         order = order[scores[order] > 0]
         # contribution of each (passage, phrase) = count x PPR, for the selected rows only
         contributions = self.mentions[order].multiply(ppr).tocsr()
-        results = []
-        passage_ids = self.passage_ids.take(order)
-        for row, i in enumerate(order):
+        names = self.phrases.names
+
+        def explain(row: int) -> list[tuple[str, float]]:
             start, end = contributions.indptr[row], contributions.indptr[row + 1]
             values, columns = contributions.data[start:end], contributions.indices[start:end]
             best = np.argsort(-values, kind="stable")[:explain_phrases]
-            top = [(self.phrases.names[columns[b]], float(values[b])) for b in best]
-            results.append(PassageScore(passage_ids[row], float(scores[i]), top))
-        return results
+            return [(names[columns[b]], float(values[b])) for b in best]
+
+        passage_ids = self.passage_ids.take(order)
+        return [
+            ExplainedLater(pid, score, partial(explain, row))
+            for row, (pid, score) in enumerate(zip(passage_ids, scores[order].tolist(), strict=True))
+        ]
 
     def rank_passage_nodes(
         self, ppr: npt.NDArray[np.float64], limit: int, explain_phrases: int
     ) -> list[PassageScore]:
         """HippoRAG 2's passage score, the passage node's own PPR (``ppr`` over phrases then passages),
-        best first, each with its mentioned phrases of highest PPR."""
+        best first, each with its mentioned phrases of highest PPR (worked out when first read)."""
         n_phrases = len(self.phrases.ids)
         scores = ppr[n_phrases:]
-        order = np.argsort(-scores, kind="stable")[:limit]
+        order = top_positions(scores, limit)
         order = order[scores[order] > 0]
         phrase_scores = ppr[:n_phrases]
-        results = []
-        for i, passage_id in zip(order, self.passage_ids.take(order), strict=True):
-            start, end = self.mentions.indptr[i], self.mentions.indptr[i + 1]
-            columns = self.mentions.indices[start:end]
+        mentions, names = self.mentions, self.phrases.names
+
+        def explain(i: int) -> list[tuple[str, float]]:
+            columns = mentions.indices[mentions.indptr[i] : mentions.indptr[i + 1]]
             best = columns[np.argsort(-phrase_scores[columns], kind="stable")[:explain_phrases]]
-            top = [(self.phrases.names[c], float(phrase_scores[c])) for c in best]
-            results.append(PassageScore(passage_id, float(scores[i]), top))
-        return results
+            return [(names[c], float(phrase_scores[c])) for c in best]
+
+        return [
+            ExplainedLater(pid, score, partial(explain, int(i)))
+            for i, pid, score in zip(order, self.passage_ids.take(order), scores[order].tolist(), strict=True)
+        ]
 
     def passage_graph(self) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
         """Transition matrix and dangling mask of HippoRAG 2's graph: the phrase graph plus one node per

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded import schema
 from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot, PhraseIndex, _compact, blob_to_matrix
 from hipporag_neo4j.stores.embedded.snapshot_files import Appended
@@ -41,21 +42,39 @@ def read_rowids(conn: sqlite3.Connection) -> dict[str, int]:
     return {"phrases": int(phrases), "passages": int(passages), "facts": int(facts)}
 
 
+def _log_since(
+    conn: sqlite3.Connection, version: int, token: str | None, values: dict[str, str]
+) -> list[tuple[Any, ...]] | None:
+    """The ``snapshot_log`` rows from ``version`` to the current one when every commit since was
+    append-only and the log says (``version``, ``token``) is this database's history; else None."""
+    current = int(values.get("graph_version", 0))
+    rows = conn.execute(schema.LOG_SINCE, (version,)).fetchall()
+    if (
+        len(rows) != current - version + 1
+        or [r[0] for r in rows] != list(range(version, current + 1))
+        or rows[0][1] != token
+        or rows[-1][1] != values.get("graph_token")
+        or any(r[2] not in (schema.LOG_APPEND, schema.LOG_SYNONYMS) for r in rows[1:])
+    ):
+        return None
+    return rows
+
+
+def append_only_since(conn: sqlite3.Connection, version: int, token: str, values: dict[str, str]) -> bool:
+    """Whether every commit after (``version``, ``token``) up to the state ``values`` describes only
+    appended rows (so what was read at that version is still there, unchanged)."""
+    return _log_since(conn, version, token, values) is not None
+
+
 def logged_synonyms(
     conn: sqlite3.Connection, manifest: dict[str, Any], values: dict[str, str]
 ) -> list[tuple[str, str, float]] | None:
     """The synonym edges committed after the snapshot of ``manifest`` when every commit since was
     append-only and the log says the snapshot's (version, token) is this database's history; else None."""
-    base, current = int(manifest["graph_version"]), int(values.get("graph_version", 0))
-    rows = conn.execute(schema.LOG_SINCE, (base,)).fetchall()
-    if (
-        ROWIDS not in manifest
-        or len(rows) != current - base + 1
-        or [r[0] for r in rows] != list(range(base, current + 1))
-        or rows[0][1] != manifest.get("graph_token")
-        or rows[-1][1] != values.get("graph_token")
-        or any(r[2] not in (schema.LOG_APPEND, schema.LOG_SYNONYMS) for r in rows[1:])
-    ):
+    if ROWIDS not in manifest:
+        return None
+    rows = _log_since(conn, int(manifest["graph_version"]), manifest.get("graph_token"), values)
+    if rows is None:
         return None
     edges: list[tuple[str, str, float]] = []
     for _, _, kind, payload in rows[1:]:
@@ -73,6 +92,17 @@ class Update:
     extra: dict[str, Any]
 
 
+@dataclass
+class Delta:
+    """The new version's graph (its phrase and passage vectors left empty), the vectors of the rows
+    written since its base, and the rowids it reflects."""
+
+    graph: GraphSnapshot
+    phrase_rows: Matrix
+    passage_rows: Matrix
+    rowids: dict[str, int]
+
+
 def brought_forward(
     conn: sqlite3.Connection,
     base_arrays: dict[str, npt.NDArray[Any]],
@@ -81,9 +111,32 @@ def brought_forward(
     dim: int,
 ) -> Update:
     """The snapshot of the state ``conn``'s read transaction sees, from the snapshot ``base_arrays`` /
-    ``manifest`` and the rows committed since (see the module docstring)."""
+    ``manifest`` and the rows committed since (see the module docstring), as files to write."""
     base = GraphSnapshot.from_arrays(base_arrays, manifest)
-    stamp = manifest[ROWIDS]
+    n_old, n_old_passages = len(base.phrases.ids), len(base.passage_ids)
+    delta = carried_forward(conn, base, manifest[ROWIDS], synonyms, dim)
+    arrays, extra = delta.graph.arrays()
+    del arrays["phrase_vectors"], arrays["passage_vectors"]
+    extra["n_phrases"], extra["n_passages"] = len(delta.graph.phrases.ids), len(delta.graph.passage_ids)
+    extra[ROWIDS] = delta.rowids
+    vector_files = {name: spec["data"] for name, spec in manifest["files"].items() if "data" in spec}
+    appended = {
+        "phrase_vectors": Appended(delta.phrase_rows, vector_files["phrase_vectors"], n_old),
+        "passage_vectors": Appended(delta.passage_rows, vector_files["passage_vectors"], n_old_passages),
+    }
+    return Update(arrays, appended, extra)
+
+
+def carried_forward(
+    conn: sqlite3.Connection,
+    base: GraphSnapshot,
+    rowids: dict[str, int],
+    synonyms: list[tuple[str, str, float]],
+    dim: int,
+) -> Delta:
+    """The graph of the state ``conn``'s read transaction sees, from ``base`` (built from the rows up to
+    ``rowids``; its phrase and id tables without appended strings) and the rows committed since."""
+    stamp = rowids
     n_old, n_old_passages = len(base.phrases.ids), len(base.passage_ids)
 
     new_phrases = conn.execute(schema.DELTA_PHRASES, (stamp["phrases"],)).fetchall()
@@ -91,7 +144,7 @@ def brought_forward(
     ids = base.phrases.ids.extended([r[1] for r in new_phrases])
     names = base.phrases.names.extended([r[2] for r in new_phrases])
     passage_ids = base.passage_ids.extended([r[1] for r in new_passages])
-    n, n_passages = len(ids), len(passage_ids)
+    n = len(ids)
     m = conn.execute(schema.DELTA_MENTIONS, (stamp["passages"],)).fetchall()
     relation = conn.execute(schema.DELTA_RELATION_EDGES, (stamp["passages"],)).fetchall()
     # every phrase the delta names: new ones by their rows, old ones in one search of the old ids
@@ -122,7 +175,9 @@ def brought_forward(
         (base.mentions.data, base.mentions.indices, base.mentions.indptr), shape=(n_old_passages, n)
     )
     mentions = _compact(sp.csr_matrix(sp.vstack([old_mentions, delta_mentions], format="csr")))
-    passage_counts = np.bincount(mentions.indices, minlength=n).astype(np.int32)
+    # counts are integers: the old ones plus the new passages' (a bincount of every mention is the same)
+    passage_counts = np.bincount(delta_mentions.indices, minlength=n).astype(np.int32)
+    passage_counts[:n_old] += base.passage_counts
 
     adjacency, n_new_relation = _adjacency(
         conn, base.adjacency, n, stamp["passages"], relation, synonyms, position
@@ -136,22 +191,12 @@ def brought_forward(
         base.n_relation_edges + n_new_relation,
         base.n_synonym_edges + len(synonyms),
     )
-    arrays, extra = graph.arrays()
-    del arrays["phrase_vectors"], arrays["passage_vectors"]
-    extra["n_phrases"], extra["n_passages"] = n, n_passages
-    extra[ROWIDS] = read_rowids(conn)
-    vector_files = {name: spec["data"] for name, spec in manifest["files"].items() if "data" in spec}
-    appended = {
-        "phrase_vectors": Appended(
-            blob_to_matrix([r[-1] for r in new_phrases], dim), vector_files["phrase_vectors"], n_old
-        ),
-        "passage_vectors": Appended(
-            blob_to_matrix([r[-1] for r in new_passages], dim),
-            vector_files["passage_vectors"],
-            n_old_passages,
-        ),
-    }
-    return Update(arrays, appended, extra)
+    return Delta(
+        graph,
+        blob_to_matrix([r[-1] for r in new_phrases], dim),
+        blob_to_matrix([r[-1] for r in new_passages], dim),
+        read_rowids(conn),
+    )
 
 
 def _entry(matrix: sp.csr_matrix, i: int, j: int) -> float | None:

@@ -13,6 +13,7 @@ version instead of rebuilt.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -73,6 +74,7 @@ from hipporag_neo4j.stores.embedded.schema import (
     keys_of,
 )
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.embedded.strings import StringTable
 from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,9 @@ INDEX_DIR = "vector_index"
 #: an index is extended (its tail assigned to lists: ~27 us a row at 1,024 lists) once the tail passes this
 #: many rows or 1/64 of the indexed rows (1M: 15.6k, about a quarter of the rows 64 probes score)
 INDEX_TAIL_ROWS = 8_192
+#: commits a snapshot is carried forward in memory (never written) past the newest persisted one; the
+#: next query after that many brings the persisted one forward and writes it
+CARRY_COMMITS = 16
 _MAX_PATH_BYTES = 504  # measured: SQLite's 512-byte path limit, less room for the "-wal" suffix
 
 _TABLE_OF: dict[EmbeddedKind, str] = {"passage": "passages", "phrase": "phrases", "fact": "facts"}
@@ -111,6 +116,12 @@ def _key_of(keys: dict[str, int], phrase_id: str, what: str) -> int:
     return found
 
 
+def _first(table: StringTable, n: int) -> StringTable:
+    """The first ``n`` strings of ``table`` as base arrays (its appended strings up to ``n`` merged in)."""
+    base = table.without_appended()
+    return base.extended(table.take(range(table.base_count, n))) if n > table.base_count else base
+
+
 class EmbeddedStore:
     """GraphStore on SQLite + numpy. ``path`` is a directory, created on :meth:`open`.
 
@@ -138,11 +149,18 @@ class EmbeddedStore:
         self._lock = threading.RLock()
         self._phrases: PhraseIndex | None = None
         self._snapshot: GraphSnapshot | None = None
+        #: the last fact index read, with the (graph version, token) it reflects
+        self._facts: tuple[int, str, FactIndex] | None = None
+        #: the last snapshot served, with the (graph version, token) and rowids it reflects: the base the
+        #: next append-only versions are carried forward from in memory
+        self._served: tuple[int, str, dict[str, int], GraphSnapshot] | None = None
         self._loaded_version = -1
         self._committed = (0, 0)  # graph version before and after this connection's last write
         self.snapshot_builds = 0  # snapshots built from SQL by this object (tests; benchmarks)
         self.snapshot_maps = 0  # persisted snapshots memory-mapped by this object
         self.snapshot_updates = 0  # persisted snapshots brought forward by the rows written since
+        self.fact_loads = 0  # fact indexes read whole (not extended by the rows written since)
+        self.snapshot_carries = 0  # snapshots carried forward in memory by the rows written since
 
     # --- lifecycle ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -284,6 +302,8 @@ class EmbeddedStore:
             self._conn = None
         self._phrases = None
         self._snapshot = None
+        self._facts = None
+        self._served = None
 
     @property
     def _dim(self) -> int:
@@ -337,6 +357,8 @@ class EmbeddedStore:
             if self._snapshot is None:
                 self._snapshot = self._mapped_snapshot(conn, values)
             if self._snapshot is None:
+                self._snapshot = self._carried(conn, values)
+            if self._snapshot is None:
                 self._snapshot = self._brought_forward(conn, values)
             if self._snapshot is None:
                 if self._phrases is None:
@@ -344,7 +366,59 @@ class EmbeddedStore:
                 graph = GraphSnapshot.load(conn, self._dim, self._phrases)
                 self.snapshot_builds += 1
                 self._snapshot = self._persisted(conn, values, graph)
+            if self._served is None or self._served[3] is not self._snapshot:
+                self._served = (
+                    int(values.get("graph_version", 0)),
+                    values.get("graph_token", ""),
+                    snapshot_delta.read_rowids(conn),
+                    self._snapshot,
+                )
             return self._snapshot
+
+    def _carried(self, conn: sqlite3.Connection, values: dict[str, str]) -> GraphSnapshot | None:
+        """The last snapshot served, carried forward in memory by the rows committed since
+        (:func:`snapshot_delta.carried_forward`: the cost of a write between two queries follows the
+        rows written, plus whole-array numpy work on the matrices; no SQL over the store, nothing
+        written to disk). None when a commit since was not append-only, when there is nothing to carry,
+        or when ``CARRY_COMMITS`` commits have passed since the newest persisted snapshot: then the
+        persisted one is brought forward and written, so a process that opens the store later has few
+        rows to bring forward."""
+        served = self._served
+        if served is None:
+            return None
+        version, token, rowids, base = served
+        if self.persist_snapshot:
+            newest = snapshot_files.newest_version(self.path)
+            current = int(values.get("graph_version", 0))
+            if newest is None or current - newest >= CARRY_COMMITS:
+                return None
+        manifest = {"graph_version": version, "graph_token": token, snapshot_delta.ROWIDS: rowids}
+        synonyms = snapshot_delta.logged_synonyms(conn, manifest, values)
+        n_base = base.adjacency.shape[0]
+        if synonyms is None or base.phrases.ids.base_count > n_base:
+            return None
+        phrases = PhraseIndex(
+            _first(base.phrases.ids, n_base),
+            _first(base.phrases.names, n_base),
+            base.phrases.vectors[:n_base],
+        )
+        delta = snapshot_delta.carried_forward(
+            conn, dataclasses.replace(base, phrases=phrases), rowids, synonyms, self._dim
+        )
+        graph = delta.graph
+        n = len(graph.phrases.ids)
+        warm = self._phrases
+        new_ids = graph.phrases.ids.take(range(n_base, n))
+        if warm is not None and len(warm.ids) == n and warm.ids.take(range(n_base, n)) == new_ids:
+            # the writer's own phrase index, already holding the new rows: its vectors are taken over
+            graph.phrases = PhraseIndex.taking_over(graph.phrases.ids, graph.phrases.names, warm)
+        else:
+            vectors = np.concatenate([base.phrases.vectors[:n_base], delta.phrase_rows])
+            graph.phrases = PhraseIndex(graph.phrases.ids, graph.phrases.names, vectors)
+        graph.passage_vectors = np.concatenate([base.passage_vectors, delta.passage_rows])
+        self._phrases = graph.phrases
+        self.snapshot_carries += 1
+        return graph
 
     def _stamp(self, values: dict[str, str]) -> snapshot_files.Stamp:
         meta = self._meta
@@ -584,7 +658,14 @@ class EmbeddedStore:
             rows = [ivf.search(index.vectors, v, top_k + 1, probes) for v in vectors]
         else:
             # one more, in case the excluded query phrase is among them
-            rows = [c for c, _ in nearest_rows(vectors, index.vectors, top_k + 1, min_similarity)]
+            # linking re-scores its candidates exactly below, and takes one more than it keeps
+            linking = not exclude_ids
+            rows = [
+                c
+                for c, _ in nearest_rows(
+                    vectors, index.vectors, top_k + 1, min_similarity, matrix_first=linking
+                )
+            ]
         for row, candidates in enumerate(rows):
             # the kept scores again, exactly (exact_scores: synonym edges do not depend on batching)
             candidates = np.asarray(candidates)
@@ -861,11 +942,25 @@ class EmbeddedStore:
             ppr = self._joined_ppr(graph, joined, reset, damping, max_iterations, tolerance)
         return graph.rank_by_mentions(ppr, limit, explain_phrases)
 
+    def _fact_index(self, conn: sqlite3.Connection) -> FactIndex:
+        """The fact vectors of the state ``conn``'s read transaction sees: the last ones read, extended
+        by the facts written since when every commit since only appended (a write between queries costs
+        its own rows, not a reload of every fact), else read again."""
+        values = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        previous = self._facts
+        if previous is not None and snapshot_delta.append_only_since(conn, previous[0], previous[1], values):
+            facts = previous[2].extended(conn)
+        else:
+            facts = FactIndex.load(conn, self._dim)
+            self.fact_loads += 1
+        self._facts = (int(values.get("graph_version", 0)), values.get("graph_token", ""), facts)
+        return facts
+
     def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
         with self._lock, self._read() as conn:  # facts of the snapshot's graph version, not a later one
             graph = self._graph()
             if graph.facts is None:
-                graph.facts = FactIndex.load(conn, self._dim)
+                graph.facts = self._fact_index(conn)
         facts = graph.facts
         n = len(facts.ids)
         if n == 0 or top_k <= 0:
@@ -1056,6 +1151,7 @@ class EmbeddedStore:
         self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
         self._phrases = None
         self._snapshot = None
+        self._facts = None
 
     def open_for_reembed(self) -> StoreMeta | None:
         self._meta = self.meta()
@@ -1087,3 +1183,4 @@ class EmbeddedStore:
             self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
             self._phrases = None
             self._snapshot = None
+            self._facts = None

@@ -137,6 +137,15 @@ class StringTable(Sequence[str]):
         positions = self.order[at]
         return [int(p) if h else None for p, h in zip(positions.tolist(), hit.tolist(), strict=True)]
 
+    def without_appended(self) -> StringTable:
+        """The base strings alone, as a table of their own (the same arrays; nothing copied)."""
+        return StringTable(self.data, self.offsets, self.order)
+
+    @property
+    def base_count(self) -> int:
+        """How many strings are in the base arrays (the rest were appended)."""
+        return self._base
+
     def append(self, values: Sequence[str]) -> None:
         for value in values:
             if self.order is not None:
