@@ -19,6 +19,11 @@ class StoreError(HippoRAGError):
     """The store cannot be opened, read or written."""
 
 
+class StoreUnavailableError(StoreError):
+    """The store's server cannot be reached (stopped, restarting, network), after the retries a safe
+    retry allows. Nothing committed is lost: try again once the server is back (``index`` resumes)."""
+
+
 class StoreNotFoundError(StoreError):
     """A reading command or ``HippoRAG(create=False)`` met a store (or namespace) that does not exist."""
 

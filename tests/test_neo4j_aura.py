@@ -178,6 +178,7 @@ def test_a_session_that_expires_mid_query_is_an_error_or_the_allowed_fallback() 
     with pytest.raises(StoreError, match="session expired"):
         engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
     assert engine.session is None  # the next query gets (or creates) the session again
+    assert sessions.dropped == ["hipporag-phrases-v1"]  # what it had constructed: dropped as far as it can
     assert engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
     assert sessions.names == ["hipporag-neo4j-kb"] * 2
 

@@ -37,6 +37,7 @@ and again in Cypher over the seeds found).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -682,12 +683,24 @@ class AuraPpr(LocalPpr):
         try:
             return self._in_session(graph, sources, damping, iters, tol)
         except SessionError:
-            self.session = None  # expired or failed: the next query gets (or creates) it again
-            self.constructed.clear()
+            self._forget_session()  # expired or failed: the next query gets (or creates) it again
             if not self.fallback_local:
                 raise
             self.fallbacks += 1
             return super()._scores(graph, reset_by_id, damping, iters, tol)
+
+    def _forget_session(self) -> None:
+        """Drop this engine's graphs and close the client, as far as a failed session still allows (an
+        expired one holds nothing any more), then forget both. Without the drop a graph constructed
+        before a refused PageRank call stayed in the session's (or a self-managed GDS's) catalog."""
+        if self.session is not None:
+            for name in self.constructed.values():
+                with contextlib.suppress(SessionError):
+                    self.session.drop(name)
+            with contextlib.suppress(Exception):  # the client's own errors, whatever the session's state
+                self.session.close()
+        self.session = None
+        self.constructed.clear()
 
     def close(self) -> None:
         """Drop this process's graphs from the session (the session itself expires by its TTL)."""

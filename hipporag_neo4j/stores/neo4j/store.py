@@ -89,6 +89,8 @@ class Neo4jStore:
         self.last_write_counts: tuple[int, int] | None = None
         #: why neo4j.ppr_engine=auto runs the engine it runs (set on the first PPR, with GDS usable)
         self.auto_reason: str | None = None
+        self._database_id: str | None = None  # db.info() id, to tell a restart from another database
+        self._outages_seen = 0  # the runner's count of unreachable-server failures last looked at
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -109,6 +111,7 @@ class Neo4jStore:
                 self.database,
                 batch_size=self.settings.batch_size,
                 max_retries=self.settings.max_retries,
+                server=self.settings.uri,
             )
         return self._runner
 
@@ -117,6 +120,7 @@ class Neo4jStore:
         """The namespace held in process per graph version (client_copy.py): the local engine's graph,
         and the vectors when ``vector_search`` is ``client``."""
         if self._copy is None:
+            self._database_id = self._read_database_id()  # what the copy is valid for (_after_outage)
             self._copy = ClientCopy(self.runner, self.namespace)
         return self._copy
 
@@ -124,7 +128,10 @@ class Neo4jStore:
         return self.settings.vector_search == "client"
 
     def capabilities(self) -> Neo4jCapabilities:
-        """Server version and edition, GDS, APOC, vector indexes, and the store's plan (for ``doctor``)."""
+        """Server version and edition, GDS, APOC, vector indexes, and the store's plan (for ``doctor``).
+        Checked again after the server was unreachable (:meth:`_after_outage`)."""
+        if self._runner is not None and self._runner.outages != self._outages_seen:
+            self._after_outage()
         if self._caps is None:
             requested = self.settings.ppr_engine
             problem = None
@@ -132,6 +139,32 @@ class Neo4jStore:
                 problem = aura_problem(self.settings)
             self._caps = detect(self.runner, requested, aura_problem=problem, uri=self.settings.uri)
         return self._caps
+
+    def _read_database_id(self) -> str:
+        rows = self.runner.read("server_database_id")
+        return str(rows[0]["id"]) if rows else ""
+
+    def _after_outage(self) -> None:
+        """The server could not be reached since the last look: it may have restarted (its GDS projections
+        died with its memory; its plugins may differ) or be another database now. Re-check instead of
+        trusting this process's memory: projections are looked up in GDS's catalog again (made anew when
+        gone), the capabilities detected again (a new engine when they changed), and the in-process copy
+        kept only when the database's id is the one seen before (the same data at the same graph
+        version: committed writes survive a restart, uncommitted ones never bumped the version)."""
+        database_id = self._read_database_id() if self._copy is not None else None
+        assert self._runner is not None  # still unreachable: the read above raised; checked next time
+        self._outages_seen = self._runner.outages
+        for catalog in self._catalogs.values():
+            catalog.forget()  # the next use asks GDS's catalog, and projects again if it is gone
+        before, self._caps = self._caps, None
+        if database_id is not None and database_id != self._database_id:
+            self._copy = None  # another database: read it anew (the next `copy` records its id)
+            self._engine = None
+            self._catalogs = {}
+            self._indexed_dims.clear()
+        after = self.capabilities()
+        if before is not None and after.ppr_engine != before.ppr_engine:
+            self._engine = None
 
     def _ready_meta(self) -> StoreMeta:
         self._ready()
@@ -171,6 +204,7 @@ class Neo4jStore:
             self._driver.close()
             self._driver = None
         self._runner = None
+        self._outages_seen = 0
         self._copy = None
         self._engine = None
         self._catalogs = {}

@@ -10,7 +10,7 @@ follower that has not caught up.
 A transaction function may run several statements; if any fails with a retryable error the transaction
 is rolled back and the function runs again from the start (so it must only depend on what it reads
 inside the transaction). Other errors are not retried and surface as :class:`StoreError` naming the
-statement.
+statement; a server that stays unreachable as :class:`StoreUnavailableError` naming it (``driver.py``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
-from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.neo4j.cypher import CypherQuery, load_query, load_script, with_dimension
+from hipporag_neo4j.stores.neo4j.driver import failure, is_unavailable
 
 Record = dict[str, Any]
 T = TypeVar("T")
@@ -103,6 +103,7 @@ class CypherRunner:
         backoff_max: float = 5.0,
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
+        server: str | None = None,
     ) -> None:
         self.driver = driver
         self.database = database
@@ -113,6 +114,8 @@ class CypherRunner:
         self._sleep = sleep
         self._jitter = jitter
         self.retries = 0  # transient failures retried over the runner's life (reported in stats)
+        self.server = server  # named in the error when it cannot be reached (driver.failure)
+        self.outages = 0  # failures because the server was unreachable (driver.is_unavailable)
         self.bookmark_manager = neo4j.GraphDatabase.bookmark_manager()
 
     def delay(self, attempt: int) -> float:
@@ -127,7 +130,7 @@ class CypherRunner:
         ``autocommit``: each statement of ``work`` is its own auto-commit transaction (``session.run``),
         one round trip instead of three (BEGIN, RUN, COMMIT): for single-statement reads."""
         mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
-        attempt = 0
+        attempt, started = 0, time.monotonic()
         while True:
             ctx: CypherTransaction | None = None
             try:
@@ -146,11 +149,12 @@ class CypherRunner:
                     return result
             except (Neo4jError, DriverError) as exc:
                 where = f"cypher {ctx.last_query}" if ctx and ctx.last_query else "transaction"
-                if not is_retryable(exc):
-                    raise StoreError(f"{where} failed: {exc}") from exc
+                if is_unavailable(exc):
+                    self.outages += 1
+                if not is_retryable(exc) or attempt >= self.max_retries:
+                    waited = time.monotonic() - started
+                    raise failure(exc, where, server=self.server, retries=attempt, waited=waited) from exc
                 attempt += 1
-                if attempt > self.max_retries:
-                    raise StoreError(f"{where} failed after {self.max_retries} retries: {exc}") from exc
                 self.retries += 1
                 self._sleep(self.delay(attempt))
 
