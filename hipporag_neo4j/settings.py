@@ -263,6 +263,13 @@ class EmbeddingSettings(_Group):
         description="CPU threads when encoding up to 8 texts (a query): one thread avoids contention on "
         "shared cores (measured 20 ms vs 52 ms p50 on 2 busy cores); unset = same as threads.",
     )
+    quantize: Literal["none", "int8"] = Field(
+        "none",
+        description="ONNX Runtime only (backend auto or onnx): int8 = the model's weights quantized to int8 "
+        "(ONNX Runtime's dynamic quantization of the built graph, made once into onnx_cache_dir; nothing is "
+        "downloaded): faster, other vectors (see benchmarks/results/index_speed.md for its speed and "
+        "recall cost). An index must be queried with the setting it was built with.",
+    )
     onnx_cache_dir: str | None = Field(
         None,
         description="Where the ONNX models built or exported are kept (backend auto or onnx); default "
