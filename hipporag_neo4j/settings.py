@@ -247,8 +247,8 @@ class EmbeddingSettings(_Group):
         64,
         ge=1,
         le=4096,
-        description="Texts per encoder batch (torch, API); ONNX Runtime: batches of at most batch_size x 64 "
-        "padded tokens, texts sorted by token count (64: 16 passages of 256 tokens, ~800 short phrases).",
+        description="Texts per encoder batch (torch, API); ONNX Runtime: batches of at most batch_size x 32 "
+        "padded tokens, texts sorted by token count (64: 8 passages of 256 tokens, ~400 short phrases).",
     )
     device: str = Field("cpu", description="torch device for sentence-transformers.")
     backend: Literal["auto", "torch", "onnx"] = Field(

@@ -260,7 +260,7 @@ class OnnxSentenceEmbedder:
         """Vectors of ``texts`` in their order; a text given twice is encoded once.
 
         The distinct texts are tokenized in one call (truncated at ``max_tokens``), sorted by token count
-        and run in batches of at most ``batch_size * TOKENS_PER_BATCH_SLOT`` padded tokens
+        and run in batches of at most ``batch_size * TOKENS_PER_BATCH_SLOT`` (2,048) padded tokens
         (:func:`~hipporag_neo4j.embedding.batching.token_batches`), each padded on the right to its
         longest text only.
         """
