@@ -426,13 +426,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.query_only:
                 data["query"] = query_phase(args, work, log)
                 return
-            subprocess.run(  # the one-time ONNX export into the user cache folder, not timed
+            subprocess.run(  # the one-time ONNX build (float, int8) into the user cache folder, not timed
                 [
                     sys.executable,
                     "-c",
                     "from hipporag_neo4j.embedding.encoder import create_embedder;"
                     "from hipporag_neo4j.settings import EmbeddingSettings;"
-                    "create_embedder(EmbeddingSettings()).dimension",
+                    "create_embedder(EmbeddingSettings()).dimension;"
+                    "create_embedder(EmbeddingSettings(quantize='int8')).dimension",
                 ],
                 env=worker_env("ours-default", work),
                 stderr=log,
