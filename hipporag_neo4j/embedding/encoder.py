@@ -145,6 +145,11 @@ class AutoSentenceEmbedder:
                 except ModelNotFound:
                     raise  # torch would not find it either: the message says what to do
                 except (ConfigError, EmbeddingError) as exc:
+                    if self._settings.quantize != "none":
+                        raise EmbeddingError(
+                            f"embedding.quantize={self._settings.quantize!r} needs ONNX Runtime, which "
+                            f"cannot run {self.model_name!r}: {exc}"
+                        ) from exc
                     if not torch_installed():
                         raise EmbeddingError(
                             "embedding.model (HIPPORAG_EMBEDDING_MODEL): cannot load embedding model "
@@ -188,6 +193,11 @@ def _torch_embedder(settings: EmbeddingSettings) -> SentenceTransformerEmbedder:
 
 def create_embedder(settings: EmbeddingSettings) -> Embedder:
     if settings.provider == "sentence-transformers":
+        if settings.quantize != "none" and (settings.backend == "torch" or settings.device != "cpu"):
+            raise ConfigError(
+                f"embedding.quantize={settings.quantize!r} runs on ONNX Runtime on the CPU: set "
+                "embedding.backend to auto or onnx and embedding.device to cpu, or quantize to none"
+            )
         if settings.backend == "onnx":
             return _onnx_embedder(settings)
         if settings.backend == "auto" and settings.device == "cpu":
@@ -220,4 +230,5 @@ def _onnx_embedder(settings: EmbeddingSettings) -> OnnxSentenceEmbedder:
         batch_size=settings.batch_size,
         threads=settings.threads,
         query_threads=settings.query_threads,
+        quantize=settings.quantize,
     )

@@ -314,17 +314,24 @@ class Indexer:
         self._remove_old_versions([self._source_of[p.id] for p, _ in extracted], report)
         graph = _build_graph(extracted)
 
-        passage_vectors = self.embedder.encode([passage_content(p.text, p.title) for p, _ in extracted])
-        for record, vector in zip(graph.records, passage_vectors, strict=True):
-            record.embedding = vector
         new_ids = sorted(self.store.missing_phrases(list(graph.phrase_names)))
         new_names = [graph.phrase_names[i] for i in new_ids]
-        phrase_vectors = self.embedder.encode(new_names)
-        phrases = [PhraseRecord(i, n, v) for i, n, v in zip(new_ids, new_names, phrase_vectors, strict=True)]
         all_facts = {f.id: f for r in graph.records for f in r.facts}
         new_fact_ids = sorted(self.store.missing_facts(list(all_facts)))
+        embed_fact_ids = new_fact_ids if self.options.embed_facts else []
+        # one encode of everything the batch needs (passages, new phrases, new facts): sorted by length
+        # together, a text the batch has twice (a phrase that is also a fact's text) encoded once
+        contents = [passage_content(p.text, p.title) for p, _ in extracted]
+        fact_texts = [all_facts[i].text for i in embed_fact_ids]
+        vectors = self.embedder.encode([*contents, *new_names, *fact_texts])
+        passage_vectors = vectors[: len(contents)]
+        phrase_vectors = vectors[len(contents) : len(contents) + len(new_names)]
+        fact_vectors = vectors[len(contents) + len(new_names) :]
+        for record, vector in zip(graph.records, passage_vectors, strict=True):
+            record.embedding = vector
+        phrases = [PhraseRecord(i, n, v) for i, n, v in zip(new_ids, new_names, phrase_vectors, strict=True)]
         if self.options.embed_facts:
-            self._embed_new_facts(graph.records, all_facts, new_fact_ids)
+            _attach_fact_vectors(graph.records, dict(zip(embed_fact_ids, fact_vectors, strict=True)))
         t = self._tick(report, "embedding", t)
 
         written = set(self.store.write_passages(phrases, graph.records))
@@ -350,12 +357,11 @@ class Indexer:
         """Synonym edges of the phrases the store marks pending: this batch's, and any a crash left."""
         return finish_pending_synonyms(self.store, self.options.synonym_top_k, self.options.synonym_threshold)
 
-    def _embed_new_facts(
-        self, records: list[PassageRecord], all_facts: dict[str, FactRecord], new_ids: list[str]
-    ) -> None:
-        vectors = dict(zip(new_ids, self.embedder.encode([all_facts[i].text for i in new_ids]), strict=True))
-        for record in records:
-            record.facts = [
-                FactRecord(f.id, f.subject_id, f.predicate, f.object_id, f.text, vectors.get(f.id))
-                for f in record.facts
-            ]
+
+def _attach_fact_vectors(records: list[PassageRecord], vectors: dict[str, np.ndarray]) -> None:
+    """Each record's facts with their new vectors (a fact already stored keeps none: it is not rewritten)."""
+    for record in records:
+        record.facts = [
+            FactRecord(f.id, f.subject_id, f.predicate, f.object_id, f.text, vectors.get(f.id))
+            for f in record.facts
+        ]
