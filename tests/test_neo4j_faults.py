@@ -329,11 +329,25 @@ def test_queries_while_the_server_restarts_fail_clearly_then_answer_the_same(
     own_server: OwnServer, reference: tuple[str, dict[str, Any]], tmp_path: Path
 ) -> None:
     namespace, _ = reference
+    # With GDS, ppr_engine=gds: this graph is small, where ``auto`` would run PPR in process, and the
+    # projection's life across a restart is what is checked.
+    engine = "gds" if GDS else "auto"
     settings = load_settings(
-        {"neo4j": {"uri": own_server.uri, "password": own_server.password, "namespace": namespace}}
+        {
+            "neo4j": {
+                "uri": own_server.uri,
+                "password": own_server.password,
+                "namespace": namespace,
+                "ppr_engine": engine,
+            }
+        }
     )
     memory = HippoRAG(settings, create=False)
-    env = {**own_server.env(namespace), "HIPPORAG_SERVER__API_KEY": API_KEY}
+    env = {
+        **own_server.env(namespace),
+        "HIPPORAG_NEO4J__PPR_ENGINE": engine,
+        "HIPPORAG_SERVER__API_KEY": API_KEY,
+    }
     serve = ServerProcess(["-m", "hipporag_neo4j", "serve", "--port", "{port}"], env=env, cwd=tmp_path)
     modes = ["hipporag2", "hipporag"]
     try:
