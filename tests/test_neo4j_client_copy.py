@@ -91,6 +91,27 @@ def test_a_read_that_saw_a_commit_is_used_once_and_not_kept() -> None:
     assert len(driver.named("client_edges")) == 2  # and that one kept
 
 
+def test_a_read_torn_by_a_commit_between_its_statements_is_read_again() -> None:
+    """READ COMMITTED: a commit between the phrase read and the edge read makes the edges name a phrase
+    the copy has no row for. That read is torn: never used, read again (CI saw the KeyError live)."""
+    g = corpus()
+    store = store_on(FakeServer(g), gds=None, version="5.26.0")
+    driver = store.runner.driver
+    committed: list[int] = []
+
+    def hook(name: str) -> None:
+        if name == "client_passage_ids" and not committed:  # after the phrases, before the edges
+            g.phrase(NS, "late", "late phrase")
+            g.relation(NS, "late", "ph03", 1.0)
+            g.bump(NS)
+            committed.append(g.versions[NS])
+
+    driver.after_statement.append(hook)
+    scores = store.graph_passage_scores({"ph03": 1.0}, DAMPING, 200, 1e-12, 5, 2)
+    assert committed and len(driver.named("client_edges")) == 2  # torn once, then read whole
+    assert [s.passage_id for s in scores] == [p for p, _ in reference_passage_scores(g, {"ph03": 1.0}, 5)]
+
+
 def test_the_index_setting_keeps_the_vector_indexes() -> None:
     g = with_vectors(corpus())
     store = store_on(FakeServer(g), gds=None, version="5.26.0", vector_search="index")

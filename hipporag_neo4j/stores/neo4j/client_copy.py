@@ -60,6 +60,9 @@ from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
 
 #: Reads of a part that may see a concurrent commit before one is used without being kept.
 MAX_READS = 3
+#: Reads of a part torn by concurrent commits (one statement saw rows an earlier one had not) before the
+#: copy gives up with an error: a torn read is never used.
+MAX_TORN_READS = 20
 #: Ids per round trip when reading the vectors of new phrases or facts.
 VECTOR_BATCH = 2000
 
@@ -256,7 +259,7 @@ class ClientCopy:
                 self._fact_vectors.clear()
                 self._model = (state.model, state.dim)
                 self._view = None
-            for _ in range(MAX_READS):
+            for attempt in range(1, MAX_TORN_READS + 1):
                 read = functools.partial(
                     self._read, base=self._view if self._view is not None else View(-1), name=name
                 )
@@ -264,7 +267,12 @@ class ClientCopy:
                 if kept:
                     self._view = found
                     return found
-            return found  # writers kept committing: use this read once
+                if attempt >= MAX_READS and getattr(found, name) is not None:
+                    return found  # writers kept committing: use this (whole) read once
+            raise StoreError(
+                f"namespace {self.namespace!r}: every one of {MAX_TORN_READS} reads of its {name} was torn "
+                "by concurrent commits; try again"
+            )
 
     def _read(self, tx: CypherTransaction, base: View, name: str) -> tuple[View, bool]:
         before = self._state(tx)
@@ -288,7 +296,12 @@ class ClientCopy:
         if name == "phrase_vectors" and view.phrase_vectors is None:
             self._read_phrase_vectors(tx, view, before.dim)
         elif name == "graph" and view.graph is None:
-            self._read_graph(tx, view)
+            try:
+                self._read_graph(tx, view)
+            except KeyError:
+                # the mentions or edges named a phrase or passage the phrase read had not: a commit
+                # landed between the statements (READ COMMITTED). Not kept: read again.
+                return view, False
         elif name == "dense" and view.dense is None:
             self._read_dense(tx, view, before.dim)
         elif name == "passage_total" and view.passage_total is None:
