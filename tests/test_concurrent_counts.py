@@ -46,11 +46,9 @@ class OtherRunWritesInTheGap:
         return missing
 
 
-def test_counts_are_what_this_run_inserted(tmp_path: Path, minilm: Any) -> None:
-    settings = load_settings({"store": {"path": str(tmp_path / "kb")}}, env_file=None, config_file=None)
-    other = HippoRAG(settings, embedder=minilm)
-    racing = OtherRunWritesInTheGap(EmbeddedStore(tmp_path / "kb"), other)
-    mine = HippoRAG(settings, store=racing, embedder=minilm)  # type: ignore[arg-type]
+def race(mine: HippoRAG, other: HippoRAG, racing: OtherRunWritesInTheGap) -> tuple[Any, Any, Any]:
+    """Index MINE while the other run indexes THEIRS in the gap; both closed after. Checks that the race
+    happened and both runs indexed all of theirs; returns (my report, their report, stats)."""
     try:
         report = mine.index(MINE)
         stats = mine.stats()
@@ -63,6 +61,15 @@ def test_counts_are_what_this_run_inserted(tmp_path: Path, minilm: Any) -> None:
         f"b{n}" for n in range(4)
     ]
     assert stats.passages == 8
+    return report, theirs, stats
+
+
+def test_counts_are_what_this_run_inserted(tmp_path: Path, minilm: Any) -> None:
+    settings = load_settings({"store": {"path": str(tmp_path / "kb")}}, env_file=None, config_file=None)
+    other = HippoRAG(settings, embedder=minilm)
+    racing = OtherRunWritesInTheGap(EmbeddedStore(tmp_path / "kb"), other)
+    mine = HippoRAG(settings, store=racing, embedder=minilm)  # type: ignore[arg-type]
+    report, theirs, stats = race(mine, other, racing)
     # each phrase and fact counted once, by the run that inserted it
     assert report.new_phrases + theirs.new_phrases == stats.phrases, (report, theirs, stats)
     assert report.new_facts + theirs.new_facts == stats.facts, (report, theirs, stats)
@@ -80,18 +87,7 @@ def test_counts_are_what_this_run_inserted_on_neo4j() -> None:
     other = HippoRAG(settings, store=Neo4jStore(n4j), embedder=embedder)
     racing = OtherRunWritesInTheGap(Neo4jStore(n4j), other)
     mine = HippoRAG(settings, store=racing, embedder=embedder)  # type: ignore[arg-type]
-    try:
-        report = mine.index(MINE)
-        stats = mine.stats()
-    finally:
-        mine.close()
-        other.close()
-    theirs = racing.other_report
-    assert racing.raced and theirs is not None
-    assert sorted(report.indexed) == ["a0", "a1", "a2", "a3"] and sorted(theirs.indexed) == [
-        f"b{n}" for n in range(4)
-    ]
-    assert stats.passages == 8
+    report, theirs, stats = race(mine, other, racing)
     assert theirs.new_phrases > 0 and report.new_phrases > 0  # both runs inserted some (not a no-op race)
     assert report.new_phrases + theirs.new_phrases == stats.phrases, (report, theirs, stats)
     assert report.new_facts + theirs.new_facts == stats.facts, (report, theirs, stats)
