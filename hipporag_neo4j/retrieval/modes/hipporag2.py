@@ -33,14 +33,17 @@ class HippoRAG2(Mode):
             )
             return _result(retriever, q, run, [], [], note)
         from_phrases = settings.entity_seeds and settings.entity_seed_source == "query_phrases"
-        if settings.entity_seeds and not from_phrases:
-            entities, note = retriever.entities(q.text, q.timings)
-        query_vector, entity_vectors = retriever.encode(q.text, entities, q.timings)
+        ner = settings.entity_seeds and not from_phrases
+        # the question is encoded on a worker thread while this one finds, encodes and links the entities
+        question, entities, entity_vectors, note = retriever.question_and_entities(
+            q.text, q.timings, ner=ner, start=ner or from_phrases
+        )
         if from_phrases:
             linked = retriever.query_phrase_links(q.text, q.timings)
             entities = [item.query_entity for item in linked]
         else:
             linked = retriever.link(q.text, entities, entity_vectors, q.timings) if entities else []
+        query_vector = question.get()
         use_filter = retriever.fact_filter if settings.recognition_filter else None
         # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
         limit = q.top_k if settings.combine_alpha is None else q.pool
