@@ -31,7 +31,7 @@ from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphStore, PassageScore, Vector
-from hipporag_neo4j.stores.scores import PassageScores, PassageSeeds
+from hipporag_neo4j.stores.scores import PassageScores, PassageSeeds, PassageTitles
 
 log = logging.getLogger(__name__)
 
@@ -151,9 +151,13 @@ def named_passage_seeds(
     if not by_phrase:
         return {}
     candidates = [p.passage_id for p in dense[:TITLE_CANDIDATES]]
+    if isinstance(store, PassageTitles):  # the titles alone
+        titles = store.passage_titles(candidates)
+    else:
+        titles = {pid: passage.title for pid, passage in store.get_passages(candidates).items()}
     named: dict[str, float] = {}
-    for pid, passage in store.get_passages(candidates).items():
-        weight = by_phrase.get(title_key(passage.title)) if passage.title else None
+    for pid, title in titles.items():
+        weight = by_phrase.get(title_key(title)) if title else None
         if weight is not None and weight > 0:
             named[pid] = weight
     return named
@@ -169,6 +173,29 @@ def _plus(seeds: Mapping[str, float], extra: dict[str, float]) -> Mapping[str, f
     return summed
 
 
+def question_scores(
+    store: GraphStore,
+    query_vector: Vector | None,
+    settings: RetrievalSettings,
+    limit: int,
+    n_passages: int,
+    timings: dict[str, float],
+) -> tuple[list[FactHit], Sequence[PassageScore]]:
+    """What needs the question's vector alone: the candidate facts (stage 1) and the dense scores that
+    seed the passage nodes and are the fallback (every passage's where every passage is seeded;
+    otherwise the best seeded + 1, the one more being the normalisation's floor)."""
+    s = settings
+    t = time.perf_counter()
+    candidates = store.nearest_facts(query_vector, s.fact_top_k) if query_vector is not None else []
+    timings["fact_search"] = time.perf_counter() - t
+    seeded = passage_seed_count(s, n_passages)
+    fetch = n_passages if seeded >= n_passages else min(n_passages, max(seeded + 1, limit))
+    t = time.perf_counter()
+    dense = store.dense_passage_scores(query_vector, fetch) if query_vector is not None else []
+    timings["dense_search"] = time.perf_counter() - t
+    return candidates, dense
+
+
 def retrieve_hipporag2(
     store: GraphStore,
     query: str,
@@ -180,14 +207,16 @@ def retrieve_hipporag2(
     timings: dict[str, float],
     entity_links: list[LinkedPhrase] | None = None,
     join: GraphJoin | None = None,
+    scored: tuple[list[FactHit], Sequence[PassageScore]] | None = None,
 ) -> HippoRAG2Run:
     """The four stages above for one query; ``limit`` passages are scored (at least the top-k asked for).
     Without a query vector (seed nodes alone) there are no facts and no passage seeds: the walk starts
-    from ``entity_links``. ``join``: over the joined graph."""
+    from ``entity_links``. ``join``: over the joined graph. ``scored``: :func:`question_scores` of the
+    same arguments, when already computed (beside the entities' linking)."""
     s = settings
-    t = time.perf_counter()
-    candidates = store.nearest_facts(query_vector, s.fact_top_k) if query_vector is not None else []
-    timings["fact_search"] = time.perf_counter() - t
+    if scored is None:
+        scored = question_scores(store, query_vector, s, limit, n_passages, timings)
+    candidates, dense = scored
     notes: list[str] = []
 
     kept = candidates
@@ -217,13 +246,7 @@ def retrieve_hipporag2(
         for f in candidates
     ]
 
-    # Dense scores: they seed the passage nodes and are the fallback. Every passage's where every
-    # passage is seeded; otherwise the best seeded + 1 (the one more is the normalisation's floor).
     seeded = passage_seed_count(s, n_passages)
-    fetch = n_passages if seeded >= n_passages else min(n_passages, max(seeded + 1, limit))
-    t = time.perf_counter()
-    dense = store.dense_passage_scores(query_vector, fetch) if query_vector is not None else []
-    timings["dense_search"] = time.perf_counter() - t
     dense_raw = dense.by_id() if isinstance(dense, PassageScores) else {p.passage_id: p.score for p in dense}
 
     seeds, seeds_explained = phrase_seeds(store, kept, [score_of[f.id] for f in kept], s.seed_phrases)

@@ -84,32 +84,53 @@ class QuestionVector:
     """The question's embedding, encoded on a worker thread from the moment it is asked for (``start``)
     while the caller runs the query NER and encodes the entities (ONNX Runtime and torch release the GIL
     while they compute), or on first use (:meth:`get`) when nothing was started: a mode that needs the
-    vector only for a fallback never pays for it otherwise. ``timings["encode"]`` gets its encode time
-    and ``timings["overlap"]`` the part of it the caller did not wait for."""
+    vector only for a fallback never pays for it otherwise. ``then(vector)``, if given, runs right after
+    on the same thread (what needs only the question's vector: fact search, dense scores); its result
+    is :meth:`then_result`. ``timings["encode"]`` gets the encode time and ``timings["overlap"]`` the
+    part of the worker's time the caller did not wait for."""
 
-    def __init__(self, embedder: Embedder, query: str, timings: dict[str, float], start: bool) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        query: str,
+        timings: dict[str, float],
+        start: bool,
+        then: Callable[[Vector], Any] | None = None,
+    ) -> None:
         self.embedder = embedder
         self.query = query
         self.timings = timings
+        self._then = then
         self._seconds = 0.0
-        self._future: Future[Vector] | None = _encode_pool().submit(self._encode) if start else None
-        self._value: Vector | None = None
+        self._busy = 0.0
+        self._future: Future[tuple[Vector, Any]] | None = None
+        if start:
+            self._future = _encode_pool().submit(self._work)
+        self._value: tuple[Vector, Any] | None = None
 
-    def _encode(self) -> Vector:
+    def _work(self) -> tuple[Vector, Any]:
         t = time.perf_counter()
         vector: Vector = self.embedder.encode([self.query])[0]
         self._seconds = time.perf_counter() - t
-        return vector
+        extra = self._then(vector) if self._then is not None else None
+        self._busy = time.perf_counter() - t
+        return vector, extra
 
-    def get(self) -> Vector:
+    def _result(self) -> tuple[Vector, Any]:
         if self._value is None:
             t = time.perf_counter()
-            self._value = self._future.result() if self._future is not None else self._encode()
+            self._value = self._future.result() if self._future is not None else self._work()
             waited = time.perf_counter() - t
             self.timings["encode"] = self.timings.get("encode", 0.0) + self._seconds
             if self._future is not None:
-                self.timings["overlap"] = max(self._seconds - waited, 0.0)
+                self.timings["overlap"] = max(self._busy - waited, 0.0)
         return self._value
+
+    def get(self) -> Vector:
+        return self._result()[0]
+
+    def then_result(self) -> Any:
+        return self._result()[1]
 
 
 @dataclass
@@ -325,12 +346,19 @@ class Retriever:
         return vector, vectors
 
     def question_and_entities(
-        self, query: str, timings: dict[str, float], *, ner: bool = True, start: bool = True
+        self,
+        query: str,
+        timings: dict[str, float],
+        *,
+        ner: bool = True,
+        start: bool = True,
+        then: Callable[[Vector], Any] | None = None,
     ) -> tuple[QuestionVector, list[str], Matrix, str | None]:
         """The question's vector (:class:`QuestionVector`: encoded on a worker thread from now with
-        ``start``, else on first use), and meanwhile, on this thread, the query's entities (with ``ner``)
-        and their vectors, in a batch of their own (see :meth:`encode`). Same vectors as :meth:`encode`."""
-        question = QuestionVector(self.embedder, query, timings, start)
+        ``start``, else on first use, followed there by ``then``), and meanwhile, on this thread, the
+        query's entities (with ``ner``) and their vectors, in a batch of their own (see :meth:`encode`).
+        Same vectors as :meth:`encode`."""
+        question = QuestionVector(self.embedder, query, timings, start, then)
         entities: list[str] = []
         note = None
         if ner:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import Any, Protocol, TypeGuard, overload
+from typing import Any, Protocol, TypeGuard, overload, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,16 @@ class IdTable(Protocol):
     def take(self, positions: Sequence[int] | npt.NDArray[np.intp]) -> list[str]: ...
 
     def find_many(self, values: Sequence[str]) -> list[int | None]: ...
+
+
+@runtime_checkable
+class PassageTitles(Protocol):
+    """A store that reads passages' titles alone (no text): HippoRAG 2's title seeds read the titles of
+    dense retrieval's best 100 per query."""
+
+    def passage_titles(self, ids: Sequence[str]) -> dict[str, str | None]:
+        """Title by id of the stored passages among ``ids``."""
+        ...
 
 
 class ExplainedLater(PassageScore):

@@ -1048,6 +1048,14 @@ class EmbeddedStore:
                 found[pid] = Passage(id=pid, title=title, text=text, metadata=json.loads(metadata))
         return found
 
+    def passage_titles(self, ids: Sequence[str]) -> dict[str, str | None]:
+        found: dict[str, str | None] = {}
+        conn = self._connect()
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            sql = f"SELECT id, title FROM passages WHERE id IN ({placeholders(len(chunk))})"
+            found.update(conn.execute(sql, list(chunk)).fetchall())
+        return found
+
     def list_passages(self, after: str, limit: int) -> list[PassageInfo]:
         rows = self._connect().execute(
             "SELECT id, title, metadata, length(text) FROM passages WHERE id > ? ORDER BY id LIMIT ?",
