@@ -14,15 +14,21 @@ pairs at comparable loads, with their spread):
 
 1. **Index build** of the first ``--passages`` MuSiQue passages from the published OpenIE (``index_openie``
    plus the CSR snapshot), ``--rounds`` rounds; wall and CPU seconds, the indexer's stages, peak RSS.
-2. **Queries**: each system loaded once on its last build; the 70 dev questions alternated per question
-   (rotating who goes first); the default mode ``hipporag2`` without an LLM; seconds of one retrieve
-   call, p50 of every stage in ``RetrievalResult.timings`` (encoder, query NER, fact search, linking,
-   dense search, PPR) and of the rest (``other``: ranking, reading the passages, explanations); R@2/R@5
-   of both our systems (gold among the indexed passages); the cosine of default to torch vectors.
-   Each pass over the questions is a round of the protocol.
+2. **Queries**: each system loaded once on its last build (with ``--query-only``, on the builds kept in
+   ``--keep-dir``, indexed untimed first where missing); the dev questions alternated per question
+   (rotating who goes first); no LLM. ``ours-default`` answers each question in every mode of
+   ``--query-modes`` (default: all five), ``ours-torch`` in ``hipporag2``; two yardsticks encode the
+   question once each: ``plain-encode`` (sentence-transformers, torch) and ``ort-encode`` (the default
+   install's ONNX Runtime encoder, the stricter one where ONNX Runtime is the faster). Seconds of one
+   retrieve call, p50 of every stage in ``RetrievalResult.timings`` and of the rest (``other``); R@2/R@5
+   (gold among the indexed passages); the cosine of default to torch vectors. Each pass over the
+   questions is a round of the protocol: p50 ratios per pass, and per mode the median over the
+   questions of (retrieve call / encode of the same question, same pass) against each yardstick (issue
+   29, item 4: hipporag2 within 1.5x, every other mode within 1.2x).
 
     python benchmarks/run.py speed [--passages 300] [--rounds 3] [--threads 2]
-        [--query-threads 1] [--query-rounds 3] [--stem speed]
+        [--query-threads 1] [--query-rounds 3] [--query-modes hipporag2,...] [--stem speed]
+    python benchmarks/run.py speed --passages 1890 --query-only --keep-dir DIR  # queries at MuSiQue size
     python benchmarks/bench_speed.py --render results/speed.json  # tables again
 """
 
@@ -64,8 +70,13 @@ from harness import (
     write_results,
 )
 
-#: the query phase's systems (it needs the [torch] extra: skipped without it)
-SYSTEMS = ("ours-default", "ours-torch", "plain-encode")
+#: the query phase's systems (it needs the [torch] extra: skipped without it); ``ort-encode`` is one
+#: encode of the question with the default install's encoder (ONNX Runtime), the stricter yardstick here
+SYSTEMS = ("ours-default", "ours-torch", "plain-encode", "ort-encode")
+#: the yardsticks: one encode of the question, no retrieval
+ENCODES = ("plain-encode", "ort-encode")
+#: the retrieval modes the default install answers each question in (the default ``hipporag2`` first)
+MODES = ("hipporag2", "hipporag", "dense", "ensemble", "hybrid")
 #: the index builds: ours (float and int8) against the floor, one plain encode of the same texts with the
 #: default ONNX Runtime encoder; with torch installed, ours on torch and sentence-transformers' encode too
 INDEX_SYSTEMS = ("ours-default", "ours-int8", "ort-encode")
@@ -76,6 +87,11 @@ LABELS = {
     "ort-encode": "floor: one encode of the same texts (ONNX Runtime, default encoder)",
     "ours-torch": "ours, backend=torch",
     "plain-encode": "plain encode (sentence-transformers, torch, batch 64)",
+}
+QUERY_LABELS = {
+    **LABELS,
+    "ort-encode": "one encode of the question, default install (ONNX Runtime)",
+    "plain-encode": "one encode of the question, sentence-transformers (torch)",
 }
 
 
@@ -91,7 +107,10 @@ def index_systems() -> tuple[str, ...]:
 
 STAGES = (
     "encode",
+    "encode_entities",
+    "overlap",
     "query_ner",
+    "mix",
     "fact_search",
     "link",
     "dense_search",
@@ -110,24 +129,83 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=2, help="encoder threads for index builds")
     parser.add_argument("--query-threads", type=int, default=1, help="encoder threads for queries")
     parser.add_argument("--query-rounds", type=int, default=3, help="passes over the questions (rounds)")
+    parser.add_argument(
+        "--query-modes",
+        default=",".join(MODES),
+        help="modes the default install answers each question in, comma-separated (hipporag2 always)",
+    )
     parser.add_argument("--keep-dir", type=Path)
     parser.add_argument(
-        "--query-only", action="store_true", help="the query phase alone, on the builds kept in --keep-dir"
+        "--query-only",
+        action="store_true",
+        help="the query phase alone, on the builds kept in --keep-dir (built first, untimed, where missing)",
     )
     parser.add_argument("--stem", default="speed")
     args = parser.parse_args(argv)
     args.hipporag2_python = None  # worker_command's interface; never used here
     if args.query_only and not args.keep_dir:
         parser.error("--query-only needs --keep-dir (the builds to query)")
+    modes = [m.strip() for m in args.query_modes.split(",") if m.strip()]
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        parser.error(f"--query-modes: unknown mode(s) {', '.join(unknown)}; choose from {', '.join(MODES)}")
+    args.query_modes = ["hipporag2", *(m for m in dict.fromkeys(modes) if m != "hipporag2")]
     return args
+
+
+def mode_key(mode: str) -> str:
+    """The query phase's name for the default install answering in ``mode`` (hipporag2: ours-default)."""
+    return "ours-default" if mode == "hipporag2" else f"ours-default {mode}"
+
+
+def question_ratios(
+    rounds: list[dict[str, Any]], per_question: dict[str, list[list[float]]], keys: list[str]
+) -> dict[str, dict[str, Any]]:
+    """Each of ``keys`` against each one-encode yardstick under the protocol, per question: in each pass
+    (a round) the median over questions of (seconds of the retrieve call / seconds of the yardstick's
+    encode of the same question in the same pass); the pass's two systems ran interleaved, at one load."""
+    rows: list[dict[str, Any]] = []
+    out: dict[str, dict[str, Any]] = {}
+    for encode in ENCODES:
+        for r in rounds:
+            if r["system"] == encode:
+                rows.append({**r, "system": encode, "question_ratio": 1.0})
+        for key in keys:
+            for pass_no, (mine, base) in enumerate(
+                zip(per_question[key], per_question[encode], strict=True), start=1
+            ):
+                load = next(r for r in rounds if r["round"] == pass_no and r["system"] == encode)
+                ratios = [a / b for a, b in zip(mine, base, strict=True) if b > 0]
+                rows.append({**load, "system": key, "question_ratio": round(statistics.median(ratios), 4)})
+            out[f"{key} / {encode}"] = compare_or_refusal(
+                [r for r in rows if r["system"] in (key, encode)], encode, key, "question_ratio"
+            )
+    return out
+
+
+def ensure_builds(args: argparse.Namespace, work: Path, log: Any) -> None:
+    """The stores the query phase opens, indexed (untimed) where ``work`` has none yet."""
+    for system in ("ours-default", "ours-torch"):
+        if not (work / system).is_dir():
+            print(f"indexing {args.passages} passages with {system} for queries ...", file=sys.stderr)
+            run_index(system, args, work, log)
 
 
 def query_phase(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any]:
     questions, gold = load_gold(args.passages)
     servers: dict[str, Server] = {}
-    seconds: dict[str, list[float]] = {s: [] for s in SYSTEMS}
-    ranked: dict[str, list[list[int]]] = {s: [] for s in SYSTEMS}
-    stages: dict[str, dict[str, list[float]]] = {s: {} for s in SYSTEMS}
+    modes: list[str] = args.query_modes
+    # (name, server, mode): every mode of the default install, hipporag2 on torch, the two yardsticks
+    askers = [(mode_key(m), "ours-default", m) for m in modes] + [
+        ("ours-torch", "ours-torch", "hipporag2"),
+        ("plain-encode", "plain-encode", None),
+        ("ort-encode", "ort-encode", None),
+    ]
+    names = [name for name, _, _ in askers]
+    seconds: dict[str, list[float]] = {n: [] for n in names}
+    per_question: dict[str, list[list[float]]] = {n: [] for n in names}  # per pass, per question
+    ranked: dict[str, list[list[int]]] = {n: [] for n in names}
+    stages: dict[str, dict[str, list[float]]] = {n: {} for n in names}
     try:
         for system in SYSTEMS:
             print(f"loading {system} for queries ...", file=sys.stderr, flush=True)
@@ -135,32 +213,38 @@ def query_phase(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any
         load_start = load_average()
         rounds: list[dict[str, Any]] = []  # one round of the protocol per pass: p50 per system, its load
         for pass_no in range(args.query_rounds):
-            pass_seconds: dict[str, list[float]] = {s: [] for s in SYSTEMS}
+            pass_seconds: dict[str, list[float]] = {n: [] for n in names}
             pass_load_start = load_average()
             for i, question in enumerate(questions):
-                rotation = (i + pass_no) % len(SYSTEMS)
-                for system in SYSTEMS[rotation:] + SYSTEMS[:rotation]:
-                    answer = servers[system].ask({"q": question})
-                    seconds[system].append(answer["s"])
-                    pass_seconds[system].append(answer["s"])
+                rotation = (i + pass_no) % len(askers)
+                for name, system, mode in askers[rotation:] + askers[:rotation]:
+                    request: dict[str, Any] = {"q": question}
+                    if mode is not None:
+                        request["mode"] = mode
+                    answer = servers[system].ask(request)
+                    seconds[name].append(answer["s"])
+                    pass_seconds[name].append(answer["s"])
                     if pass_no == 0:
-                        ranked[system].append(answer["ranked"])
+                        ranked[name].append(answer["ranked"])
                     timings = answer.get("timings") or {}
                     for stage, value in timings.items():
-                        stages[system].setdefault(stage, []).append(value)
+                        stages[name].setdefault(stage, []).append(value)
                     if timings:
-                        named = sum(v for k, v in timings.items() if k != "total")
-                        stages[system].setdefault("other", []).append(answer["s"] - named)
+                        named = sum(v for k, v in timings.items() if k not in ("total", "overlap"))
+                        named -= timings.get("overlap", 0.0)  # ran beside another stage
+                        stages[name].setdefault("other", []).append(answer["s"] - named)
             pass_load_end = load_average()
+            for name, values in pass_seconds.items():
+                per_question[name].append(values)
             rounds += [
                 {
-                    "system": system,
+                    "system": name,
                     "round": pass_no + 1,
                     "p50_ms": round(1000 * float(np.percentile(values, 50)), 3),
                     "load_start": pass_load_start,
                     "load_end": pass_load_end,
                 }
-                for system, values in pass_seconds.items()
+                for name, values in pass_seconds.items()
             ]
         load_end = load_average()
         texts = questions + [c["text"] for c in json.loads(CORPUS_FILE.read_text())[:200]]
@@ -171,28 +255,30 @@ def query_phase(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any
         for server in servers.values():
             server.close()
     per_system: dict[str, Any] = {}
-    for system in SYSTEMS:
-        row: dict[str, Any] = {"latency": latency_summary(seconds[system])}
-        if system != "plain-encode":
-            pairs = list(zip(gold, ranked[system], strict=True))
+    for name in names:
+        row: dict[str, Any] = {"latency": latency_summary(seconds[name])}
+        if name not in ENCODES:
+            pairs = list(zip(gold, ranked[name], strict=True))
             row["recall_percent"] = {
                 f"R@{k}": round(100 * statistics.fmean(recall(g, r, k) for g, r in pairs), 1) for k in (2, 5)
             }
             row["stage_p50_ms"] = {
-                k: round(1000 * float(np.percentile(v, 50)), 2) for k, v in stages[system].items()
+                k: round(1000 * float(np.percentile(v, 50)), 2) for k, v in stages[name].items()
             }
-        per_system[system] = row
+        per_system[name] = row
     same_rankings = sum(a == b for a, b in zip(ranked["ours-default"], ranked["ours-torch"], strict=True))
     return {
         "questions": len(questions),
         "passes": args.query_rounds,
         "threads": args.query_threads,
+        "modes": modes,
         "load_start": load_start,
         "load_end": load_end,
         "rounds": rounds,
         "protocol": {
             f"{other} / {base}": compare_or_refusal(rounds, base, other, "p50_ms") for other, base in PAIRS
         },
+        "question_ratios": question_ratios(rounds, per_question, [mode_key(m) for m in modes]),
         "systems": per_system,
         "per_query_s": seconds,
         "same_top10_default_vs_torch": same_rankings,
@@ -201,7 +287,13 @@ def query_phase(args: argparse.Namespace, work: Path, log: Any) -> dict[str, Any
 
 
 #: (system, baseline) pairs whose per-round ratios are reported (queries)
-PAIRS = [("ours-default", "ours-torch"), ("ours-default", "plain-encode"), ("ours-torch", "plain-encode")]
+PAIRS = [
+    ("ours-default", "ours-torch"),
+    ("ours-default", "plain-encode"),
+    ("ours-torch", "plain-encode"),
+    ("ours-default", "ort-encode"),
+    ("ort-encode", "plain-encode"),
+]
 #: the same for the index builds (those whose two systems ran)
 INDEX_PAIRS = [
     ("ours-default", "ort-encode"),
@@ -355,27 +447,52 @@ def markdown(data: dict[str, Any]) -> str:
         systems = query["systems"]
         plain = systems["plain-encode"]["latency"]["p50_ms"]
         torch_p50 = systems["ours-torch"]["latency"]["p50_ms"]
+
+        def label(name: str) -> str:
+            if name in QUERY_LABELS:
+                return QUERY_LABELS[name] + (", hipporag2" if name.startswith("ours") else "")
+            return f"{LABELS['ours-default']}, {name.removeprefix('ours-default ')}"
+
+        retrievers = [n for n in systems if n not in ENCODES]
         lines += [
             f"## Queries ({query['questions']} questions × {query['passes']} pass(es), "
             f"{query['threads']} encoder thread(s), alternated per question; load {query['load_start']} → "
             f"{query['load_end']})",
             "",
-            "Seconds of one `retrieve` call in the default mode `hipporag2` (no LLM: no recognition "
-            "filter), top 10; the plain encode is one `encode` of the question.",
+            "Seconds of one `retrieve` call (no LLM: no recognition filter), top 10, in the default mode "
+            "`hipporag2` and, for the default install, in each mode asked; the yardsticks are one `encode` "
+            "of the question.",
             "",
             md_table(
                 ["system", "p50 ms", "p95 ms", "p50 / plain encode", "p50 / torch", "R@2", "R@5"],
                 [
                     [
-                        LABELS[s],
+                        label(s),
                         q["latency"]["p50_ms"],
                         q["latency"]["p95_ms"],
                         round(q["latency"]["p50_ms"] / plain, 2),
-                        round(q["latency"]["p50_ms"] / torch_p50, 2) if s != "plain-encode" else "-",
+                        round(q["latency"]["p50_ms"] / torch_p50, 2) if s not in ENCODES else "-",
                         q.get("recall_percent", {}).get("R@2", "-"),
                         q.get("recall_percent", {}).get("R@5", "-"),
                     ]
                     for s, q in systems.items()
+                ],
+            ),
+            "",
+            "Per question, under the protocol: in each pass (a round) the median over the questions of "
+            "(one retrieve call / one encode of the same question, same pass); the median of the passes, "
+            "min-max:",
+            "",
+            md_table(
+                ["mode (default install)", "/ encode, ONNX Runtime (default)", "/ encode, torch"],
+                [
+                    [
+                        name.removeprefix("ours-default ") if name != "ours-default" else "hipporag2",
+                        ratio_cell(query["question_ratios"][f"{name} / ort-encode"]),
+                        ratio_cell(query["question_ratios"][f"{name} / plain-encode"]),
+                    ]
+                    for name in retrievers
+                    if f"{name} / ort-encode" in query.get("question_ratios", {})
                 ],
             ),
             "",
@@ -386,15 +503,14 @@ def markdown(data: dict[str, Any]) -> str:
                 [[pair, ratio_cell(c)] for pair, c in (query.get("protocol") or {}).items()],
             ),
             "",
-            "Stage p50 (ms; *other* = total minus the named stages: ranking, reading passages, "
-            "explanations):",
+            "Stage p50 (ms; *encode* = the question's, *encode_entities* = the query entities', *overlap* = "
+            "the part of the question's encode that ran beside the query NER and the entities' encode, on a "
+            "worker thread; *other* = the call minus the named stages (overlap counted once): ranking, "
+            "reading passages, explanations):",
             "",
             md_table(
                 ["system", *STAGES],
-                [
-                    [LABELS[s], *(systems[s]["stage_p50_ms"].get(k, "-") for k in STAGES)]
-                    for s in ("ours-default", "ours-torch")
-                ],
+                [[label(s), *(systems[s]["stage_p50_ms"].get(k, "-") for k in STAGES)] for s in retrievers],
             ),
             "",
             f"Same top-10 list for {query['same_top10_default_vs_torch']} of {query['questions']} questions; "
@@ -424,6 +540,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with (work / "workers.log").open("a") as log:
         try:
             if args.query_only:
+                ensure_builds(args, work, log)
                 data["query"] = query_phase(args, work, log)
                 return
             subprocess.run(  # the one-time ONNX build (float, int8) into the user cache folder, not timed

@@ -7,10 +7,12 @@ python vs_hipporag2_ours.py index --store DIR --backend auto|torch|onnx|int8 [--
 python vs_hipporag2_ours.py serve --store DIR --backend auto|torch|onnx [--threads 1] [--top-k 10]
     opens DIR, prints ``READY {json}``, then answers one JSON line per stdin line ``{"q": question}`` with
     ``{"s": seconds of HippoRAG.retrieve(q), "ranked": [corpus index, ...]}`` in the default mode
-    (``hipporag2``; no LLM configured, so no recognition filter). ``{"encode": [texts]}`` returns the
-    vectors (to compare backends).
+    (``hipporag2``; no LLM configured, so no recognition filter), or in ``"mode"`` if the request names
+    one. ``{"encode": [texts]}`` returns the vectors (to compare backends).
 python vs_hipporag2_ours.py ort-encode-index [--threads N] [--openie FILE]
     the floor without torch: one ``encode`` of the default ONNX Runtime encoder over the same texts.
+python vs_hipporag2_ours.py ort-encode-serve [--threads N]
+    served, one such encode of each question (``{"q": question}`` -> ``{"s": seconds}``).
 python vs_hipporag2_ours.py encode-index|encode-serve [--threads N] [--openie FILE]
     the reference "plain encode" (issue 19): sentence-transformers ``encode`` (torch, batch 64, input
     order) of every text an index build embeds (passages, phrases, facts of the OpenIE file), timed as
@@ -103,13 +105,16 @@ def corpus_index_of_ids(openie: Path) -> dict[str, int]:
 
 
 def serve(store: Path, backend: str, threads: int, top_k: int, openie: Path) -> None:
+    from hipporag_neo4j.models import RETRIEVAL_MODES
+
     start = time.perf_counter()
     memory = _memory(store, backend, threads, threads)
     position = corpus_index_of_ids(openie)
     _ = memory.embedder.dimension
     memory.retriever  # noqa: B018  (opens the store, loads spaCy)
     for warm in ("warm up question about nothing", "Who founded the company that made the first car?"):
-        memory.retrieve(warm, top_k=top_k)
+        for mode in RETRIEVAL_MODES:
+            memory.retrieve(warm, mode=mode, top_k=top_k)
     load = time.perf_counter() - start
     out = sys.stdout
     out.write("READY " + json.dumps({"load_s": load, "mode": memory.settings.retrieval.mode}) + "\n")
@@ -121,7 +126,7 @@ def serve(store: Path, backend: str, threads: int, top_k: int, openie: Path) -> 
             out.write(json.dumps({"vectors": vectors.tolist()}) + "\n")
         elif "q" in request:
             s = time.perf_counter()
-            result = memory.retrieve(request["q"], top_k=top_k)
+            result = memory.retrieve(request["q"], mode=request.get("mode"), top_k=top_k)
             seconds = time.perf_counter() - s
             ranked = [position.get(p.passage.id, -1) for p in result.passages]
             out.write(json.dumps({"s": seconds, "ranked": ranked, "timings": result.timings}) + "\n")
@@ -201,9 +206,25 @@ def encode_index(threads: int, openie: Path) -> dict[str, Any]:
     }
 
 
+def ort_encode_serve(threads: int) -> None:
+    """One encode of each question with the default install's encoder (ONNX Runtime), as a retrieve
+    call encodes it (``query_threads`` = ``threads``)."""
+    from hipporag_neo4j.embedding.encoder import create_embedder
+    from hipporag_neo4j.settings import EmbeddingSettings
+
+    embedder = create_embedder(
+        EmbeddingSettings(model="all-MiniLM-L6-v2", threads=threads, query_threads=threads)
+    )
+    _serve_encodes(lambda q: embedder.encode([q]))
+
+
 def encode_serve(threads: int) -> None:
     model = _plain_model(threads)
-    model.encode(["warm up question about nothing"])
+    _serve_encodes(lambda q: model.encode([q], normalize_embeddings=True, show_progress_bar=False))
+
+
+def _serve_encodes(encode: Any) -> None:
+    encode("warm up question about nothing")
     out = sys.stdout
     out.write("READY " + json.dumps({"load_s": 0.0, "mode": "one encode"}) + "\n")
     out.flush()
@@ -212,7 +233,7 @@ def encode_serve(threads: int) -> None:
         if "q" not in request:
             break
         s = time.perf_counter()
-        model.encode([request["q"]], normalize_embeddings=True, show_progress_bar=False)
+        encode(request["q"])
         out.write(json.dumps({"s": time.perf_counter() - s, "ranked": []}) + "\n")
         out.flush()
 
@@ -222,7 +243,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "command", choices=["index", "serve", "encode-index", "encode-serve", "ort-encode-index"]
+        "command",
+        choices=["index", "serve", "encode-index", "encode-serve", "ort-encode-index", "ort-encode-serve"],
     )
     parser.add_argument("--store", type=Path)
     parser.add_argument("--backend", choices=["auto", "torch", "onnx", "int8"], default="torch")
@@ -238,6 +260,9 @@ def main() -> None:
         return
     if args.command == "encode-serve":
         encode_serve(args.threads)
+        return
+    if args.command == "ort-encode-serve":
+        ort_encode_serve(args.threads)
         return
     if args.store is None:
         parser.error("index and serve need --store")

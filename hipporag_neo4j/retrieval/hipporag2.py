@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hipporag_neo4j.common.text import normalize_phrase
@@ -31,6 +31,7 @@ from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphStore, PassageScore, Vector
+from hipporag_neo4j.stores.scores import PassageScores, PassageSeeds, PassageTitles
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +44,9 @@ FactFilter = Callable[[str, list[FactHit]], list[FactHit]]
 class HippoRAG2Run:
     """Scores of every passage the walk (or dense fallback) ranked, and why."""
 
-    scores: dict[str, float]
+    scores: Mapping[str, float]
     graph_scores: dict[str, PassageScore]
-    dense_scores: dict[str, float]
+    dense_scores: Mapping[str, float]
     facts: list[FactScore]
     seeds: list[PhraseSeed]
     passage_seeds: int
@@ -107,11 +108,14 @@ def passage_seed_count(settings: RetrievalSettings, n_passages: int) -> int:
     return n_passages if top_n is None else min(top_n, n_passages)
 
 
-def passage_seed_weights(dense: list[PassageScore], seeded: int, weight: float) -> dict[str, float]:
+def passage_seed_weights(dense: Sequence[PassageScore], seeded: int, weight: float) -> Mapping[str, float]:
     """Reset weights of the best ``seeded`` passages of ``dense`` (best first): each min-max normalised
     x ``weight``, zeros dropped. When ``dense`` holds every passage the range is theirs (HippoRAG 2's
     rule); otherwise it is the range of the ``dense`` rows given (the best ``seeded`` and at least one
-    more, whose score is the floor), so the weakest seed keeps a positive weight."""
+    more, whose score is the floor), so the weakest seed keeps a positive weight. Array scores (the
+    embedded store's) give array seeds, the same values without Python work per passage."""
+    if isinstance(dense, PassageScores):
+        return dense.seeds(seeded, weight)
     if seeded <= 0:
         return {}
     normalised = min_max({p.passage_id: p.score for p in dense})  # over the rows given, as said above
@@ -133,7 +137,7 @@ def title_key(title: str) -> str:
 
 
 def named_passage_seeds(
-    store: GraphStore, dense: list[PassageScore], links: list[LinkedPhrase]
+    store: GraphStore, dense: Sequence[PassageScore], links: list[LinkedPhrase]
 ) -> dict[str, float]:
     """Reset weights for the passages the question names: those among dense's best
     :data:`TITLE_CANDIDATES` whose title (:func:`title_key`) is a phrase a query entity links to, each with
@@ -147,12 +151,49 @@ def named_passage_seeds(
     if not by_phrase:
         return {}
     candidates = [p.passage_id for p in dense[:TITLE_CANDIDATES]]
+    if isinstance(store, PassageTitles):  # the titles alone
+        titles = store.passage_titles(candidates)
+    else:
+        titles = {pid: passage.title for pid, passage in store.get_passages(candidates).items()}
     named: dict[str, float] = {}
-    for pid, passage in store.get_passages(candidates).items():
-        weight = by_phrase.get(title_key(passage.title)) if passage.title else None
+    for pid, title in titles.items():
+        weight = by_phrase.get(title_key(title)) if title else None
         if weight is not None and weight > 0:
             named[pid] = weight
     return named
+
+
+def _plus(seeds: Mapping[str, float], extra: dict[str, float]) -> Mapping[str, float]:
+    """``seeds`` with ``extra``'s weights added (a passage in both gets the sum)."""
+    if isinstance(seeds, PassageSeeds):
+        return seeds.plus(extra)
+    summed = dict(seeds)
+    for pid, weight in extra.items():
+        summed[pid] = summed.get(pid, 0.0) + weight
+    return summed
+
+
+def question_scores(
+    store: GraphStore,
+    query_vector: Vector | None,
+    settings: RetrievalSettings,
+    limit: int,
+    n_passages: int,
+    timings: dict[str, float],
+) -> tuple[list[FactHit], Sequence[PassageScore]]:
+    """What needs the question's vector alone: the candidate facts (stage 1) and the dense scores that
+    seed the passage nodes and are the fallback (every passage's where every passage is seeded;
+    otherwise the best seeded + 1, the one more being the normalisation's floor)."""
+    s = settings
+    t = time.perf_counter()
+    candidates = store.nearest_facts(query_vector, s.fact_top_k) if query_vector is not None else []
+    timings["fact_search"] = time.perf_counter() - t
+    seeded = passage_seed_count(s, n_passages)
+    fetch = n_passages if seeded >= n_passages else min(n_passages, max(seeded + 1, limit))
+    t = time.perf_counter()
+    dense = store.dense_passage_scores(query_vector, fetch) if query_vector is not None else []
+    timings["dense_search"] = time.perf_counter() - t
+    return candidates, dense
 
 
 def retrieve_hipporag2(
@@ -166,14 +207,16 @@ def retrieve_hipporag2(
     timings: dict[str, float],
     entity_links: list[LinkedPhrase] | None = None,
     join: GraphJoin | None = None,
+    scored: tuple[list[FactHit], Sequence[PassageScore]] | None = None,
 ) -> HippoRAG2Run:
     """The four stages above for one query; ``limit`` passages are scored (at least the top-k asked for).
     Without a query vector (seed nodes alone) there are no facts and no passage seeds: the walk starts
-    from ``entity_links``. ``join``: over the joined graph."""
+    from ``entity_links``. ``join``: over the joined graph. ``scored``: :func:`question_scores` of the
+    same arguments, when already computed (beside the entities' linking)."""
     s = settings
-    t = time.perf_counter()
-    candidates = store.nearest_facts(query_vector, s.fact_top_k) if query_vector is not None else []
-    timings["fact_search"] = time.perf_counter() - t
+    if scored is None:
+        scored = question_scores(store, query_vector, s, limit, n_passages, timings)
+    candidates, dense = scored
     notes: list[str] = []
 
     kept = candidates
@@ -203,14 +246,8 @@ def retrieve_hipporag2(
         for f in candidates
     ]
 
-    # Dense scores: they seed the passage nodes and are the fallback. Every passage's where every
-    # passage is seeded; otherwise the best seeded + 1 (the one more is the normalisation's floor).
     seeded = passage_seed_count(s, n_passages)
-    fetch = n_passages if seeded >= n_passages else min(n_passages, max(seeded + 1, limit))
-    t = time.perf_counter()
-    dense = store.dense_passage_scores(query_vector, fetch) if query_vector is not None else []
-    timings["dense_search"] = time.perf_counter() - t
-    dense_raw = {p.passage_id: p.score for p in dense}
+    dense_raw = dense.by_id() if isinstance(dense, PassageScores) else {p.passage_id: p.score for p in dense}
 
     seeds, seeds_explained = phrase_seeds(store, kept, [score_of[f.id] for f in kept], s.seed_phrases)
     for link in entity_links or []:  # the query's own entities (explained as the result's links)
@@ -222,8 +259,7 @@ def retrieve_hipporag2(
 
     passage_seeds = passage_seed_weights(dense, seeded, s.passage_node_weight)
     if s.title_seeds and entity_links:
-        for pid, weight in named_passage_seeds(store, dense, entity_links).items():
-            passage_seeds[pid] = passage_seeds.get(pid, 0.0) + weight
+        passage_seeds = _plus(passage_seeds, named_passage_seeds(store, dense, entity_links))
 
     t = time.perf_counter()
     walked = store.passage_node_scores(

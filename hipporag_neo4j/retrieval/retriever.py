@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
@@ -39,6 +41,7 @@ from hipporag_neo4j.retrieval.hipporag2 import FactFilter
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import GraphJoin, GraphStore, Matrix, PassageScore, PhraseHit, Vector
+from hipporag_neo4j.stores.scores import PassageScores, ScoreMap, mix_scores, score_maps
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +64,73 @@ def blas_threads(threads: int | None) -> Iterator[None]:
             _blas_controller = ThreadpoolController()  # inspects the loaded libraries once
     with _blas_controller.limit(limits=threads, user_api="blas"):
         yield
+
+
+_pool_lock = threading.Lock()
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _encode_pool() -> ThreadPoolExecutor:
+    """The threads that encode a question while the query's other steps run (per process: a pool
+    inherited through fork has no threads, so a child makes its own)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=2, thread_name_prefix="hipporag-encode"))
+        return _pool[1]
+
+
+class QuestionVector:
+    """The question's embedding, encoded on a worker thread from the moment it is asked for (``start``)
+    while the caller runs the query NER and encodes the entities (ONNX Runtime and torch release the GIL
+    while they compute), or on first use (:meth:`get`) when nothing was started: a mode that needs the
+    vector only for a fallback never pays for it otherwise. ``then(vector)``, if given, runs right after
+    on the same thread (what needs only the question's vector: fact search, dense scores); its result
+    is :meth:`then_result`. ``timings["encode"]`` gets the encode time and ``timings["overlap"]`` the
+    part of the worker's time the caller did not wait for."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        query: str,
+        timings: dict[str, float],
+        start: bool,
+        then: Callable[[Vector], Any] | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.query = query
+        self.timings = timings
+        self._then = then
+        self._seconds = 0.0
+        self._busy = 0.0
+        self._future: Future[tuple[Vector, Any]] | None = None
+        if start:
+            self._future = _encode_pool().submit(self._work)
+        self._value: tuple[Vector, Any] | None = None
+
+    def _work(self) -> tuple[Vector, Any]:
+        t = time.perf_counter()
+        vector: Vector = self.embedder.encode([self.query])[0]
+        self._seconds = time.perf_counter() - t
+        extra = self._then(vector) if self._then is not None else None
+        self._busy = time.perf_counter() - t
+        return vector, extra
+
+    def _result(self) -> tuple[Vector, Any]:
+        if self._value is None:
+            t = time.perf_counter()
+            self._value = self._future.result() if self._future is not None else self._work()
+            waited = time.perf_counter() - t
+            self.timings["encode"] = self.timings.get("encode", 0.0) + self._seconds
+            if self._future is not None:
+                self.timings["overlap"] = max(self._busy - waited, 0.0)
+        return self._value
+
+    def get(self) -> Vector:
+        return self._result()[0]
+
+    def then_result(self) -> Any:
+        return self._result()[1]
 
 
 @dataclass
@@ -110,13 +180,30 @@ def check_graph_mode(mode: RetrievalMode) -> None:
         )
 
 
+def by_id(scores: Sequence[PassageScore]) -> Mapping[str, float]:
+    """Scores by passage id (array scores: looked up without a dict of every passage)."""
+    return scores.by_id() if isinstance(scores, PassageScores) else {p.passage_id: p.score for p in scores}
+
+
+def scores_of(scores: Sequence[PassageScore], passage_ids: list[str]) -> dict[str, PassageScore]:
+    """The scores of ``passage_ids`` found in ``scores``, by id (the first of an id given twice)."""
+    if isinstance(scores, PassageScores):
+        return scores.of(passage_ids)
+    wanted = set(passage_ids)
+    found: dict[str, PassageScore] = {}
+    for p in scores:
+        if p.passage_id in wanted:
+            found.setdefault(p.passage_id, p)
+    return found
+
+
 @dataclass
 class GraphRun:
     """What the walk from the query's linked phrases gave: the entities, their links, passage scores."""
 
     entities: list[str]
     linked: list[LinkedPhrase]
-    scores: list[PassageScore]
+    scores: Sequence[PassageScore]
     note: str | None
 
 
@@ -258,7 +345,32 @@ class Retriever:
         timings["encode"] = time.perf_counter() - t
         return vector, vectors
 
-    def dense(self, vector: Vector, limit: int, timings: dict[str, float]) -> list[PassageScore]:
+    def question_and_entities(
+        self,
+        query: str,
+        timings: dict[str, float],
+        *,
+        ner: bool = True,
+        start: bool = True,
+        then: Callable[[Vector], Any] | None = None,
+    ) -> tuple[QuestionVector, list[str], Matrix, str | None]:
+        """The question's vector (:class:`QuestionVector`: encoded on a worker thread from now with
+        ``start``, else on first use, followed there by ``then``), and meanwhile, on this thread, the
+        query's entities (with ``ner``) and their vectors, in a batch of their own (see :meth:`encode`).
+        Same vectors as :meth:`encode`."""
+        question = QuestionVector(self.embedder, query, timings, start, then)
+        entities: list[str] = []
+        note = None
+        if ner:
+            entities, note = self.entities(query, timings)
+        vectors = np.zeros((0, 0), dtype=np.float32)  # (the encoder's dimension costs an encode)
+        if entities:
+            t = time.perf_counter()
+            vectors = self.embedder.encode(entities)
+            timings["encode_entities"] = time.perf_counter() - t
+        return question, entities, vectors, note
+
+    def dense(self, vector: Vector, limit: int, timings: dict[str, float]) -> Sequence[PassageScore]:
         """The ``limit`` passages nearest to ``vector`` by cosine."""
         t = time.perf_counter()
         scores = self.store.dense_passage_scores(vector, limit)
@@ -266,37 +378,48 @@ class Retriever:
         return scores
 
     def walk_and_mix(
-        self, q: Query, limit: int, weight: Callable[[GraphRun], float | None]
+        self, q: Query, limit: int, weight: Callable[[GraphRun], float | None], dense_likely: bool = True
     ) -> RetrievalResult:
         """The walk from the query's entities, mixed with dense scores when ``weight(run)`` gives the
         graph's weight (None: the walk alone). With no linked entity there is nothing to walk from: the
         result is dense's (noted). When the walk reaches fewer than ``top_k`` passages of a store that
         holds more, the rest come from dense scores, after the walk's and noted as such. ``limit``: how
-        many walk scores (a mix normalises over the pool)."""
+        many walk scores (a mix normalises over the pool). ``dense_likely``: the question's vector is
+        encoded beside the entities (a mode that mixes); otherwise only if a fallback needs it."""
         entities: list[str] = []
         note = None
         if q.text:
-            entities, note = self.entities(q.text, q.timings)
-            query_vector, entity_vectors = self.encode(q.text, entities, q.timings)
+            question, entities, entity_vectors, note = self.question_and_entities(
+                q.text, q.timings, start=dense_likely
+            )
         else:  # seed nodes alone: nothing to encode, no dense fallback
             entity_vectors = np.zeros((0, self.embedder.dimension), dtype=np.float32)
         run = self.graph(q.text, entities, entity_vectors, note, limit, q.timings, q.join, q.node_links)
-        graph_raw = {p.passage_id: p.score for p in run.scores}
+        graph_raw = by_id(run.scores)
         no_graph = not graph_raw and bool(q.text)
         graph_weight = None if no_graph else weight(run)
-        dense_scores: list[PassageScore] = []
-        combined: dict[str, float] = graph_raw
+        dense_scores: Sequence[PassageScore] = []
+        combined: Mapping[str, float] = graph_raw
         notes = [run.note] if run.note else []
         if no_graph:
-            dense_scores = self.dense(query_vector, q.top_k, q.timings)
-            combined = {p.passage_id: p.score for p in dense_scores}
+            dense_scores = self.dense(question.get(), q.top_k, q.timings)
+            combined = by_id(dense_scores)
             notes.append("ranked by dense retrieval (cosine of question and passage)")
         elif graph_weight is not None:
-            dense_scores = self.dense(query_vector, q.pool, q.timings)
-            dense_raw = {p.passage_id: p.score for p in dense_scores}
-            # dense scores of passages outside the pool are below its minimum
-            dense_floor = None if len(dense_raw) >= q.n_passages else min(dense_raw.values())
-            combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), graph_weight)
+            dense_scores = self.dense(question.get(), q.pool, q.timings)
+            t = time.perf_counter()
+            arrays = score_maps(run.scores, dense_scores)
+            if arrays is not None:  # the store's array scores: no Python per passage
+                graph_map, dense_map = arrays
+                # dense scores of passages outside the pool are below its minimum
+                low = float(dense_map.values_.min()) if len(dense_map) else None
+                dense_floor = None if len(dense_map) >= q.n_passages else low
+                combined = mix_scores(graph_map, dense_map, graph_weight, dense_floor)
+            else:
+                dense_raw = by_id(dense_scores)
+                dense_floor = None if len(dense_raw) >= q.n_passages else min(dense_raw.values())
+                combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), graph_weight)
+            q.timings["mix"] = time.perf_counter() - t
             if q.mode == "ensemble":
                 notes.append(
                     f"a query entity links below cosine {self.settings.ensemble_threshold}: walk and "
@@ -310,7 +433,7 @@ class Retriever:
         fill: list[PassageScore] = []
         wanted = min(q.top_k, q.n_passages)
         if q.text and len(combined) < wanted and self.settings.fill_from_dense:
-            more = self.dense(query_vector, wanted + len(combined), q.timings)
+            more = self.dense(question.get(), wanted + len(combined), q.timings)
             fill = [p for p in more if p.passage_id not in combined][: wanted - len(combined)]
             if fill:
                 rest = "the other passage comes" if len(fill) == 1 else f"the other {len(fill)} come"
@@ -320,14 +443,15 @@ class Retriever:
                 )
         used_dense = no_graph or graph_weight is not None or bool(fill)
         note = "; ".join(notes) or None
-        return self.ranked(q, combined, run, [*dense_scores, *fill], used_dense, fill=fill, note=note)
+        scored = [*dense_scores, *fill] if fill else dense_scores  # (a pool of every passage: as is)
+        return self.ranked(q, combined, run, scored, used_dense, fill=fill, note=note)
 
     def ranked(
         self,
         q: Query,
-        combined: dict[str, float],
+        combined: Mapping[str, float],
         run: GraphRun | None,
-        dense_scores: list[PassageScore],
+        dense_scores: Sequence[PassageScore],
         used_dense: bool,
         *,
         fill: Sequence[PassageScore] = (),
@@ -335,13 +459,17 @@ class Retriever:
     ) -> RetrievalResult:
         """The best ``q.top_k`` of ``combined`` as a result, each passage with what its score is made of;
         then the ``fill`` passages (dense scores for a graph that reached fewer), in their order, score 0."""
-        ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
+        if isinstance(combined, ScoreMap):
+            ranked = combined.top(q.top_k)
+        else:
+            ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
         ranked.extend((p.passage_id, 0.0) for p in fill if p.passage_id not in combined)
         ranked = ranked[: q.top_k]
         passages = self.store.get_passages([pid for pid, _ in ranked])
         ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
-        graph_by_id = {p.passage_id: p for p in run.scores} if run else {}
-        dense_by_id = {p.passage_id: p.score for p in dense_scores}
+        shown = [pid for pid, _ in ranked]
+        graph_by_id = scores_of(run.scores, shown) if run else {}
+        dense_by_id = {pid: p.score for pid, p in scores_of(dense_scores, shown).items()}
         results = []
         for rank, (pid, score) in enumerate(ranked, start=1):
             graph_score = graph_by_id.get(pid)

@@ -38,6 +38,7 @@ READ_METHODS = frozenset(
         "nearest_facts",
         "passage_node_scores",
         "get_passages",
+        "passage_titles",
         "passage_count",
         "stats",
         "iter_texts",

@@ -22,7 +22,7 @@ HippoRAG 2 walk (:meth:`GraphStore.passage_node_scores`) adds the Passage nodes 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -364,13 +364,13 @@ class GraphStore(Protocol):
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
-    ) -> list[PassageScore]:
+    ) -> Sequence[PassageScore]:
         """PPR (over the joined graph with ``join``), then passage score = sum over mentioned phrases of
         PPR x count; the best ``limit`` passages with score > 0, highest first, each with its top
         contributing phrases."""
         ...
 
-    def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
+    def dense_passage_scores(self, vector: Vector, limit: int) -> Sequence[PassageScore]:
         """Passages by cosine similarity to the query vector, highest first."""
         ...
 
@@ -382,14 +382,14 @@ class GraphStore(Protocol):
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
-        passage_seeds: dict[str, float],
+        passage_seeds: Mapping[str, float],
         damping: float,
         max_iterations: int,
         tolerance: float,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
-    ) -> list[PassageScore]:
+    ) -> Sequence[PassageScore]:
         """HippoRAG 2's walk (over the joined graph with ``join``): PPR over the phrase graph plus Passage
         nodes, each passage joined to the phrases it mentions by an undirected MENTIONS edge of weight 1,
         from the reset vector

@@ -14,7 +14,8 @@ class HippoRAG(Mode):
     graph = True
 
     def retrieve(self, retriever: Retriever, q: Query) -> RetrievalResult:
-        return retriever.walk_and_mix(q, q.top_k, weight=lambda run: None)
+        # the question's vector only if the walk reaches too few passages: encoded then
+        return retriever.walk_and_mix(q, q.top_k, weight=lambda run: None, dense_likely=False)
 
 
 MODE = HippoRAG()

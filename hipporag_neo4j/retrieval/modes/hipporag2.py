@@ -8,6 +8,7 @@ passages; PPR runs over phrases and passages (:mod:`hipporag_neo4j.retrieval.hip
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from hipporag_neo4j.models import (
     Explanation,
@@ -16,8 +17,9 @@ from hipporag_neo4j.models import (
     RetrievalResult,
     RetrievedPassage,
 )
-from hipporag_neo4j.retrieval.hipporag2 import HippoRAG2Run, retrieve_hipporag2
+from hipporag_neo4j.retrieval.hipporag2 import HippoRAG2Run, question_scores, retrieve_hipporag2
 from hipporag_neo4j.retrieval.retriever import Mode, Query, Retriever
+from hipporag_neo4j.stores.base import FactHit, PassageScore, Vector
 
 
 class HippoRAG2(Mode):
@@ -33,17 +35,25 @@ class HippoRAG2(Mode):
             )
             return _result(retriever, q, run, [], [], note)
         from_phrases = settings.entity_seeds and settings.entity_seed_source == "query_phrases"
-        if settings.entity_seeds and not from_phrases:
-            entities, note = retriever.entities(q.text, q.timings)
-        query_vector, entity_vectors = retriever.encode(q.text, entities, q.timings)
+        ner = settings.entity_seeds and not from_phrases
+        # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
+        limit = q.top_k if settings.combine_alpha is None else q.pool
+
+        def scored(vector: Vector) -> tuple[list[FactHit], Sequence[PassageScore]]:
+            return question_scores(retriever.store, vector, settings, limit, q.n_passages, q.timings)
+
+        # the question is encoded, and its facts and dense scores found, on a worker thread while this
+        # one finds, encodes and links the entities
+        question, entities, entity_vectors, note = retriever.question_and_entities(
+            q.text, q.timings, ner=ner, start=ner or from_phrases, then=scored
+        )
         if from_phrases:
             linked = retriever.query_phrase_links(q.text, q.timings)
             entities = [item.query_entity for item in linked]
         else:
             linked = retriever.link(q.text, entities, entity_vectors, q.timings) if entities else []
+        query_vector = question.get()
         use_filter = retriever.fact_filter if settings.recognition_filter else None
-        # Mixing with dense normalises over every passage, so it needs the whole pool of walk scores.
-        limit = q.top_k if settings.combine_alpha is None else q.pool
         run = retrieve_hipporag2(
             retriever.store,
             q.text,
@@ -55,6 +65,7 @@ class HippoRAG2(Mode):
             q.timings,
             [*linked, *q.node_links],
             q.join,
+            question.then_result(),
         )
         return _result(retriever, q, run, entities, linked, note)
 

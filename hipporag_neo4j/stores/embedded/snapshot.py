@@ -10,10 +10,9 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -28,10 +27,11 @@ from hipporag_neo4j.graph.ppr import (
     symmetric_adjacency,
     transition_matrix,
 )
-from hipporag_neo4j.stores.base import Matrix, PassageScore
+from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded.knn import top_positions
 from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS, RELATION_KEY_EDGES, SYNONYM_KEYS
 from hipporag_neo4j.stores.embedded.strings import StringTable
+from hipporag_neo4j.stores.scores import PassageScores, same_table
 
 _FETCH = 20_000  # rows per fetch when streaming vectors out of SQLite
 
@@ -272,44 +272,6 @@ def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
     return matrix
 
 
-class ExplainedLater(PassageScore):
-    """A passage score whose ``top_phrases`` are worked out when first read: a mode that mixes the walk
-    with dense scores ranks a pool of every passage and shows the phrases of the few it returns. Equal to
-    a :class:`PassageScore` of the same values."""
-
-    def __init__(self, passage_id: str, score: float, explain: Callable[[], list[tuple[str, float]]]) -> None:
-        object.__setattr__(self, "passage_id", passage_id)
-        object.__setattr__(self, "score", score)
-        object.__setattr__(self, "_explain", explain)
-        object.__setattr__(self, "_top", None)
-
-    @property
-    def top_phrases(self) -> list[tuple[str, float]]:
-        top: list[tuple[str, float]] | None = self.__dict__["_top"]
-        if top is None:
-            top = self.__dict__["_explain"]()
-            object.__setattr__(self, "_top", top)
-        return top
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PassageScore):
-            return NotImplemented
-        return (self.passage_id, self.score, self.top_phrases) == (
-            other.passage_id,
-            other.score,
-            other.top_phrases,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.passage_id, self.score))
-
-    def __repr__(self) -> str:
-        return repr(PassageScore(self.passage_id, self.score, self.top_phrases))
-
-    def __reduce__(self) -> tuple[Any, ...]:  # pickled as the plain score it equals
-        return (PassageScore, (self.passage_id, self.score, self.top_phrases))
-
-
 @dataclass
 class GraphSnapshot:
     """Everything retrieval needs, as arrays indexed by phrase / passage position."""
@@ -446,7 +408,7 @@ class GraphSnapshot:
         return ppr
 
     def passage_walk_reset(
-        self, phrase_seeds: dict[str, float], passage_seeds: dict[str, float]
+        self, phrase_seeds: dict[str, float], passage_seeds: Mapping[str, float]
     ) -> npt.NDArray[np.float64]:
         """The reset vector of HippoRAG 2's walk over phrases then passages (positive weights only)."""
         n_phrases = len(self.phrases.ids)
@@ -455,6 +417,9 @@ class GraphSnapshot:
             position = self.phrases.position(phrase_id)
             if position is not None and weight > 0:
                 reset[position] += weight
+        if same_table(passage_seeds, self.passage_ids):  # positions in this snapshot: no lookup by id
+            passage_seeds.add_to(reset, n_phrases)
+            return reset
         positions = self.passage_ids.find_many(list(passage_seeds))
         for position, weight in zip(positions, passage_seeds.values(), strict=True):
             if position is not None and weight > 0:
@@ -463,31 +428,28 @@ class GraphSnapshot:
 
     def rank_by_mentions(
         self, ppr: npt.NDArray[np.float64], limit: int, explain_phrases: int
-    ) -> list[PassageScore]:
+    ) -> PassageScores:
         """HippoRAG's passage score, occurrences x phrase PPR, best first (ties by position), each with the
-        phrases that contributed most (worked out when first read: :class:`ExplainedLater`)."""
+        phrases that contributed most (worked out when first read: :class:`ExplainedLater`); as arrays, so
+        a pool of every passage costs no Python per passage."""
         scores = self.mentions @ ppr
         order = top_positions(scores, limit)
         order = order[scores[order] > 0]
-        # contribution of each (passage, phrase) = count x PPR, for the selected rows only
-        contributions = self.mentions[order].multiply(ppr).tocsr()
-        names = self.phrases.names
+        mentions, names = self.mentions, self.phrases.names
 
-        def explain(row: int) -> list[tuple[str, float]]:
-            start, end = contributions.indptr[row], contributions.indptr[row + 1]
-            values, columns = contributions.data[start:end], contributions.indices[start:end]
+        def explain(position: int) -> list[tuple[str, float]]:
+            # contribution of each (passage, phrase) = count x PPR, in the row's column order
+            start, end = mentions.indptr[position], mentions.indptr[position + 1]
+            columns = mentions.indices[start:end]
+            values = mentions.data[start:end] * ppr[columns]
             best = np.argsort(-values, kind="stable")[:explain_phrases]
             return [(names[columns[b]], float(values[b])) for b in best]
 
-        passage_ids = self.passage_ids.take(order)
-        return [
-            ExplainedLater(pid, score, partial(explain, row))
-            for row, (pid, score) in enumerate(zip(passage_ids, scores[order].tolist(), strict=True))
-        ]
+        return PassageScores(self.passage_ids, order, scores[order], explain)
 
     def rank_passage_nodes(
         self, ppr: npt.NDArray[np.float64], limit: int, explain_phrases: int
-    ) -> list[PassageScore]:
+    ) -> PassageScores:
         """HippoRAG 2's passage score, the passage node's own PPR (``ppr`` over phrases then passages),
         best first, each with its mentioned phrases of highest PPR (worked out when first read)."""
         n_phrases = len(self.phrases.ids)
@@ -502,10 +464,7 @@ class GraphSnapshot:
             best = columns[np.argsort(-phrase_scores[columns], kind="stable")[:explain_phrases]]
             return [(names[c], float(phrase_scores[c])) for c in best]
 
-        return [
-            ExplainedLater(pid, score, partial(explain, int(i)))
-            for i, pid, score in zip(order, self.passage_ids.take(order), scores[order].tolist(), strict=True)
-        ]
+        return PassageScores(self.passage_ids, order, scores[order], explain)
 
     def passage_graph(self) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
         """Transition matrix and dangling mask of HippoRAG 2's graph: the phrase graph plus one node per

@@ -21,7 +21,7 @@ import shutil
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +76,7 @@ from hipporag_neo4j.stores.embedded.schema import (
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
 from hipporag_neo4j.stores.embedded.strings import StringTable
 from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
+from hipporag_neo4j.stores.scores import PassageScores
 
 log = logging.getLogger(__name__)
 
@@ -932,7 +933,7 @@ class EmbeddedStore:
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
-    ) -> list[PassageScore]:
+    ) -> Sequence[PassageScore]:
         graph = self._graph()
         if join is None:
             ppr = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
@@ -1001,14 +1002,14 @@ class EmbeddedStore:
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
-        passage_seeds: dict[str, float],
+        passage_seeds: Mapping[str, float],
         damping: float,
         max_iterations: int,
         tolerance: float,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
-    ) -> list[PassageScore]:
+    ) -> Sequence[PassageScore]:
         graph = self._graph()
         reset = graph.passage_walk_reset(phrase_seeds, passage_seeds)
         if reset.sum() <= 0:
@@ -1020,24 +1021,23 @@ class EmbeddedStore:
             ppr = self._joined_ppr(graph, joined, reset, damping, max_iterations, tolerance)
         return graph.rank_passage_nodes(ppr, limit, explain_phrases)
 
-    def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
+    def dense_passage_scores(self, vector: Vector, limit: int) -> PassageScores:
         graph = self._graph()
         n = len(graph.passage_ids)
         if not n or limit <= 0:
-            return []
+            return PassageScores(graph.passage_ids, np.zeros(0, dtype=np.intp), np.zeros(0))
         # the index for a few of many passages only: it cannot rank them all
         ivf = self._vector_index("passage", graph.passage_vectors) if limit * 16 <= n else None
         if ivf is None:
             sims = graph.passage_vectors @ vector
             order = top_positions(sims, limit)
-            values = sims[order].tolist()
+            values = sims[order].astype(np.float64)
         else:  # candidates from the index, scored exactly (float64, one fixed order)
             best = ivf.search(graph.passage_vectors, vector, limit, self.vector_search.probes)
             exact = exact_scores(graph.passage_vectors, best, vector)
             ranked = np.lexsort((best, -exact))[:limit]
-            order, values = best[ranked], exact[ranked].tolist()
-        ids = graph.passage_ids.take(order)
-        return [PassageScore(pid, float(s)) for pid, s in zip(ids, values, strict=True)]
+            order, values = best[ranked], exact[ranked]
+        return PassageScores(graph.passage_ids, order, values)  # arrays: no object per passage
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
         found: dict[str, Passage] = {}
@@ -1046,6 +1046,14 @@ class EmbeddedStore:
             sql = f"SELECT id, title, text, metadata FROM passages WHERE id IN ({placeholders(len(chunk))})"
             for pid, title, text, metadata in conn.execute(sql, list(chunk)):
                 found[pid] = Passage(id=pid, title=title, text=text, metadata=json.loads(metadata))
+        return found
+
+    def passage_titles(self, ids: Sequence[str]) -> dict[str, str | None]:
+        found: dict[str, str | None] = {}
+        conn = self._connect()
+        for chunk in chunks(list(dict.fromkeys(ids))):
+            sql = f"SELECT id, title FROM passages WHERE id IN ({placeholders(len(chunk))})"
+            found.update(conn.execute(sql, list(chunk)).fetchall())
         return found
 
     def list_passages(self, after: str, limit: int) -> list[PassageInfo]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -656,12 +656,12 @@ class ClientCopy:
         if limit <= 0:
             return []
         graph, ppr = self.phrase_ppr(seeds, damping, max_iterations, tolerance)
-        return graph.rank_by_mentions(ppr, limit, explain_phrases)
+        return list(graph.rank_by_mentions(ppr, limit, explain_phrases))  # (the engines return lists)
 
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
-        passage_seeds: dict[str, float],
+        passage_seeds: Mapping[str, float],
         damping: float,
         max_iterations: int,
         tolerance: float,
@@ -678,4 +678,4 @@ class ClientCopy:
         if reset.sum() <= 0:
             return []
         ppr = graph.passage_walk_ppr(view.lock, reset, damping, max_iterations, tolerance)
-        return graph.rank_passage_nodes(ppr, limit, explain_phrases)
+        return list(graph.rank_passage_nodes(ppr, limit, explain_phrases))

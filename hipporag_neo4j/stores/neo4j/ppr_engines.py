@@ -38,7 +38,7 @@ and again in Cypher over the seeds found).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol, TypeVar
@@ -94,7 +94,7 @@ class PprEngine(Protocol):
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
-        passage_seeds: dict[str, float],
+        passage_seeds: Mapping[str, float],
         damping: float,
         max_iterations: int,
         tolerance: float,
@@ -104,7 +104,7 @@ class PprEngine(Protocol):
     ) -> list[PassageScore]: ...
 
 
-def positive_seeds(seeds: dict[str, float]) -> dict[str, float]:
+def positive_seeds(seeds: Mapping[str, float]) -> dict[str, float]:
     return {node_id: float(w) for node_id, w in seeds.items() if w > 0}
 
 
@@ -123,7 +123,7 @@ class Seed:
     kind: str  # "phrase" | "passage"
 
 
-def normalised_reset(phrase_seeds: dict[str, float], passage_seeds: dict[str, float]) -> list[Seed]:
+def normalised_reset(phrase_seeds: dict[str, float], passage_seeds: Mapping[str, float]) -> list[Seed]:
     """HippoRAG 2's reset vector: positive phrase and passage weights together, summing to 1, sorted."""
     seeds = [Seed(k, float(w), "phrase") for k, w in phrase_seeds.items() if w > 0]
     seeds += [Seed(k, float(w), "passage") for k, w in passage_seeds.items() if w > 0]
@@ -309,7 +309,7 @@ class GdsPpr:
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
-        passage_seeds: dict[str, float],
+        passage_seeds: Mapping[str, float],
         damping: float,
         max_iterations: int,
         tolerance: float,
@@ -565,7 +565,7 @@ class LocalPpr:
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
-        passage_seeds: dict[str, float],
+        passage_seeds: Mapping[str, float],
         damping: float,
         max_iterations: int,
         tolerance: float,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -451,7 +451,7 @@ class Neo4jStore:
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
-        passage_seeds: dict[str, float],
+        passage_seeds: Mapping[str, float],
         damping: float,
         max_iterations: int,
         tolerance: float,
