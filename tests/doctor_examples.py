@@ -35,6 +35,7 @@ class Case:
     uri: str
     engine: str  # what auto (or the requested engine) runs
     neo4j: dict[str, Any] = field(default_factory=dict)  # settings of the neo4j group
+    edges: int = 120_000  # the namespace's phrase-graph edges (auto runs GDS above AUTO_LOCAL_MAX_EDGES)
 
 
 CASES = [
@@ -69,6 +70,15 @@ CASES = [
     Case(
         "Self-managed Neo4j 5.26 LTS with GDS 2.13", "5.26.0", "community", "2.13.2", LOCAL_URI, "gds-linear"
     ),
+    Case(
+        "Self-managed Neo4j 5.26 LTS with GDS 2.13, a namespace of MuSiQue's size",
+        "5.26.0",
+        "community",
+        "2.13.2",
+        LOCAL_URI,
+        "local",
+        edges=28_222,
+    ),
     Case("Self-managed Neo4j without GDS", "2025.04.0", "community", None, LOCAL_URI, "local"),
 ]
 
@@ -83,6 +93,7 @@ def doctor_store_line(case: Case) -> str:
 
     driver = server(FakeDriver(), version=case.version, edition=case.edition, gds=case.gds)
     driver.on("gds_graph_memory", [])  # no projection made yet
+    driver.on("read_graph_size", [{"phrases": case.edges // 3, "edges": case.edges}])
     settings = Settings(
         store=StoreSettings(backend="neo4j"),
         neo4j=Neo4jSettings(uri=case.uri, namespace="default", **case.neo4j),

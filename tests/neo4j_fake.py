@@ -580,6 +580,16 @@ class FakeServer:
     def q_read_existing_passages(self, p: dict[str, Any]) -> Records:
         return self._existing("Passage", p)
 
+    def q_read_passages(self, p: dict[str, Any]) -> Records:
+        rows = []
+        for i in p["ids"]:
+            iid = self.graph.iid("Passage", p["namespace"], i)
+            if iid is not None:
+                props = self.graph.nodes[iid].props
+                text = props.get("text", f"text of {i}")
+                rows.append({"id": i, "title": props.get("title"), "text": text, "metadata_json": None})
+        return rows
+
     def q_read_phrase_names(self, p: dict[str, Any]) -> Records:
         rows = []
         for i in p["ids"]:

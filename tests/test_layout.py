@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import sys
 import types
@@ -255,7 +256,7 @@ def test_a_new_mode_is_a_module_and_one_registry_line(monkeypatch: pytest.Monkey
     get_mode.cache_clear()
     try:
         assert RetrievalSettings(mode="nothing").mode == "nothing"
-        store = types.SimpleNamespace(passage_count=lambda: 3)
+        store = types.SimpleNamespace(passage_count=lambda: 3, pinned=contextlib.nullcontext)
         settings = RetrievalSettings(mode="nothing", top_k=2)
         r = retriever_module.Retriever(store, embedder=None, settings=settings, query_ner=None)  # type: ignore[arg-type]
         assert r.retrieve("q") == ("nothing", "q", 2)

@@ -928,7 +928,9 @@ def test_doctor_names_the_engine_the_gds_status_and_the_projection_memory(
         store=StoreSettings(backend="neo4j"), neo4j=Neo4jSettings(uri="neo4j://x:7687", namespace="kb")
     )
     status, detail, data = doctor._neo4j_store(settings)
-    assert status == "ok" and "PPR engine: gds-weighted" in detail
+    # a namespace this small: auto runs the in-process engine, and doctor says so (GDS runs above the size)
+    assert status == "ok" and "PPR engine: local (neo4j.ppr_engine=auto): auto runs in process" in detail
+    assert "above that size: GDS 2.17.0" in detail and data["ppr_engine_runs"] == "local"
     assert (
         "hipporag.neo4j.kb.v3 3 KiB" in detail and "other" not in detail.split("projections")[1].split(";")[0]
     )

@@ -46,17 +46,22 @@ def _store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
 
 
 def _neo4j_store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
-    """Server, plugins, the PPR engine and why, and the GDS heap the namespace's projections hold."""
+    """Server, plugins, the PPR engine and why (with ``auto`` on a server with GDS: the engine this
+    namespace's size picks), and the GDS heap the namespace's projections hold."""
     from hipporag_neo4j.stores.neo4j.store import Neo4jStore
 
     store = Neo4jStore(settings.neo4j)
     try:
         caps = store.capabilities()
         projections = store.gds_projections()
+        engine, by_size = store.engine_choice() if not caps.problems else (caps.ppr_engine, None)
     finally:
         store.close()
     data = dataclasses.asdict(caps)
     data["gds_projections"] = projections
+    data["ppr_engine_runs"] = engine
+    if by_size is not None:
+        data["auto_reason"] = by_size
     gds = {
         "absent": "not installed",
         "restricted": f"{caps.gds_version or 'installed'} but its procedures may not run (sandboxed)",
@@ -78,13 +83,16 @@ def _neo4j_store(settings: Settings) -> tuple[str, str, dict[str, Any]]:
             f"({aura.session_memory or 'memory estimated'}, expires {aura.session_ttl_minutes} min idle)"
         )
     why = "; ".join(n.removeprefix("PPR: ") for n in caps.ppr_notes)
+    if by_size is not None:  # the size rule first, then the GDS engine (what runs above the size)
+        above = "above that size: " if engine != caps.ppr_engine else ""
+        why = f"{by_size.removeprefix('PPR: ')}; each process decides at its first query; {above}{why}"
     notes = "; ".join(n for n in caps.notes if n not in caps.ppr_notes)
     status = "error" if caps.problems else ("ok" if caps.ppr_engine != "local" else "warn")
     detail = (
         f"Neo4j {caps.neo4j_version} {caps.edition} at {settings.neo4j.uri}, "
         f"database {settings.neo4j.database}, namespace {settings.neo4j.namespace}; "
         f"GDS {gds}; APOC {caps.apoc_version or 'not installed'}; "
-        f"PPR engine: {caps.ppr_engine} (neo4j.ppr_engine={settings.neo4j.ppr_engine})"
+        f"PPR engine: {engine} (neo4j.ppr_engine={settings.neo4j.ppr_engine})"
         + (f": {why}" if why else "")
         + (f"; {notes}" if notes else "")
         + (f"; cannot open: {'; '.join(caps.problems)}" if caps.problems else "")

@@ -510,8 +510,9 @@ class Retriever:
     ) -> RetrievalResult:
         """Passages for ``query`` by ``mode`` (default: the settings'); ``node_links`` (phrases linked to
         seed nodes) are seeded with the query's entities, and ``join`` runs PPR over the joined graph
-        (graph modes only). An empty query is answered from ``node_links`` alone (graph modes)."""
-        with blas_threads(self.settings.query_blas_threads):
+        (graph modes only). An empty query is answered from ``node_links`` alone (graph modes). Its store
+        calls are made inside the store's query pin (one graph version, one version check)."""
+        with blas_threads(self.settings.query_blas_threads), self.store.pinned():
             mode = mode or self.settings.mode
             top_k = top_k or self.settings.top_k
             if join is not None or node_links or not query:

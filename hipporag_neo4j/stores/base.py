@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -344,6 +345,12 @@ class GraphStore(Protocol):
         ...
 
     # --- retrieval ----------------------------------------------------------------------------
+    def pinned(self) -> AbstractContextManager[None]:
+        """One query: the retrieval calls made inside (in this thread) may rely on the graph version the
+        first of them saw, instead of checking it each (Neo4j: one version check per query, not one per
+        call). Writes made before the block are seen inside it; nesting is harmless. Cheap to enter."""
+        ...
+
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
         """Exact look-up of normalised phrase names (similarity 1.0)."""
         ...

@@ -859,6 +859,10 @@ class EmbeddedStore:
                     self.path.rmdir()
             return DropReport(removed=removed)
 
+    def pinned(self) -> contextlib.AbstractContextManager[None]:
+        """A no-op: each call's version check here is a read of the local SQLite file (microseconds)."""
+        return contextlib.nullcontext()
+
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
         wanted = list(dict.fromkeys(names))
         conn = self._connect()

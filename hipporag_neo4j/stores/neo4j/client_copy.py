@@ -14,7 +14,10 @@ answers, and exact ones (no approximate index between the query and the vectors)
 What is read when:
 
 * each query reads the graph version and model (``client_state``, one round trip); while they are
-  unchanged the copy serves from memory;
+  unchanged the copy serves from memory. A query the retriever runs inside the store's query pin
+  (:class:`QueryPin`, ``Neo4jStore.pinned``) reads them once for all its store calls, and serves the
+  rows of the passages it returns from those read earlier at the same version (:class:`PassageRows`);
+  outside a pin every call reads them;
 * a new version re-reads the structure it needs (phrase ids, names and counts; passages, mentions and
   edges; facts), in one read transaction between two reads of the version (Neo4j reads at READ
   COMMITTED, writers bump the version in their transaction: equal versions mean one consistent graph;
@@ -32,6 +35,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +48,7 @@ from hipporag_neo4j.graph.ppr import (
     symmetric_adjacency,
     transition_matrix,
 )
+from hipporag_neo4j.models import Passage
 from hipporag_neo4j.stores.base import (
     FactHit,
     Matrix,
@@ -65,6 +70,9 @@ MAX_READS = 3
 MAX_TORN_READS = 20
 #: Ids per round trip when reading the vectors of new phrases or facts.
 VECTOR_BATCH = 2000
+#: Passage rows (id, title, text, metadata) held per graph version for the passages queries return; the
+#: oldest go first beyond this many.
+PASSAGE_ROWS_MAX = 10_000
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,32 @@ class Dense:
     vectors: Matrix
 
 
+class PassageRows:
+    """Passage rows read by pinned queries, held for the graph version they were read at: the passages a
+    query returns (and the titles HippoRAG 2 looks at) are mostly those earlier queries read. A row is
+    read after its query saw the version, so it is that version's or a later one's, which is what a read
+    from the server would give too; a newer version gets rows of its own (this process's own writes
+    carry them over, as a write never changes a stored passage). Bounded: the oldest go first."""
+
+    def __init__(self, limit: int = PASSAGE_ROWS_MAX) -> None:
+        self.limit = limit
+        self._rows: dict[str, Passage] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def get(self, ids: Sequence[str]) -> dict[str, Passage]:
+        with self._lock:
+            return {i: self._rows[i] for i in ids if i in self._rows}
+
+    def add(self, rows: dict[str, Passage]) -> None:
+        with self._lock:
+            self._rows.update(rows)
+            while len(self._rows) > self.limit:
+                del self._rows[next(iter(self._rows))]
+
+
 @dataclass
 class View:
     """What is held of one graph version; each part is read on first use."""
@@ -93,7 +127,27 @@ class View:
     graph: GraphSnapshot | None = None
     dense: Dense | None = None
     facts: FactIndex | None = None
+    rows: PassageRows = field(default_factory=PassageRows, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+class QueryPin:
+    """One query's hold on the copy (``Neo4jStore.pinned``): the graph version and model are read on its
+    first store call, and every later call of the query is served from that version's view without
+    asking the server again; so the query sees one version, where calls read one by one could each see
+    another. A part the view does not hold yet is read at the server's current version, and the query
+    goes on at that version (a later one only if another process committed since the query began).
+
+    One pin per query and thread (a :class:`~contextvars.ContextVar` of the store), so concurrent
+    queries never share one; a write by this process in the pinned thread drops what the pin holds (the
+    next call reads the version again), and the next query, in a new pin, sees every write made before
+    it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.owner: object | None = None  # the copy it serves (a new copy, after an outage, starts afresh)
+        self.state: State | None = None
+        self.view: View | None = None
 
 
 def _matrix(vectors: list[Any], dim: int) -> Matrix:
@@ -204,9 +258,12 @@ def _advance_graph(
 class ClientCopy:
     """The in-process copy of one namespace (see the module doc). Thread-safe."""
 
-    def __init__(self, runner: CypherRunner, namespace: str) -> None:
+    def __init__(
+        self, runner: CypherRunner, namespace: str, pins: ContextVar[QueryPin | None] | None = None
+    ) -> None:
         self.runner = runner
         self.namespace = namespace
+        self._pins = pins  # the store's query pins (None: every call reads the version)
         self._view: View | None = None
         self._model: tuple[str, int] | None = None
         self._phrase_vectors: dict[str, Vector] = {}
@@ -226,12 +283,57 @@ class ClientCopy:
         row = rows[0]
         return State(int(row["graph_version"]), str(row["embedding_model"]), int(row["embedding_dim"]))
 
+    # --- the query pin ----------------------------------------------------------------------------
+    def pin(self) -> QueryPin | None:
+        """The pin of the query running in this thread, if any."""
+        pin = self._pins.get() if self._pins is not None else None
+        if pin is None:
+            return None
+        with pin.lock:
+            if pin.owner is not self:  # its first use, or the store's copy was replaced
+                pin.owner, pin.state, pin.view = self, None, None
+        return pin
+
+    def state(self) -> State:
+        """The graph version and model: the query pin's (read on its first use), or read now."""
+        pin = self.pin()
+        if pin is None:
+            return self._state()
+        with pin.lock:
+            if pin.state is None:
+                pin.state = self._state()
+            return pin.state
+
+    def _unpin(self) -> None:
+        """This thread wrote: its pin (if any) reads the version again on its next call."""
+        pin = self.pin()
+        if pin is not None:
+            with pin.lock:
+                pin.state, pin.view = None, None
+
+    def _pinned(self, pin: QueryPin | None, view: View) -> View:
+        """``view`` is what the pinned query uses from now on (a later version when it had to read a part
+        and another process had committed meanwhile)."""
+        if pin is not None:
+            with pin.lock:
+                pin.view = view
+                if pin.state is not None and pin.state.version != view.version:
+                    pin.state = State(view.version, pin.state.model, pin.state.dim)
+        return view
+
+    def held_rows(self) -> PassageRows | None:
+        """The passage rows of the pinned query's version; None outside a pin or before its first call."""
+        pin = self.pin()
+        view = pin.view if pin is not None else None
+        return view.rows if view is not None else None
+
     def forget_vectors(self) -> None:
         """Drop every vector held (after ``set_embeddings``): they are read again."""
         with self._load_lock:
             self._phrase_vectors.clear()
             self._fact_vectors.clear()
             self._view = None
+        self._unpin()
 
     def remember_phrase_vectors(self, ids: Sequence[str], vectors: Sequence[Vector]) -> None:
         """Vectors of phrases just read from the server (``pending_synonym_phrases``): a phrase's stored
@@ -248,8 +350,15 @@ class ClientCopy:
                     self._phrase_vectors.setdefault(phrase_id, np.asarray(vector, dtype=np.float32))
 
     def _part(self, name: str) -> View:
-        """The view of the current version with part ``name`` read."""
-        state = self._state()
+        """The view of the current version (the pinned query's) with part ``name`` read."""
+        pin = self.pin()
+        held = pin.view if pin is not None else None
+        if held is not None and getattr(held, name) is not None:
+            return held
+        return self._pinned(pin, self._load(name))
+
+    def _load(self, name: str) -> View:
+        state = self.state()
         view = self._view
         if view is not None and view.version == state.version and getattr(view, name) is not None:
             return view
@@ -287,6 +396,7 @@ class ClientCopy:
                 base.graph,
                 base.dense,
                 base.facts,
+                base.rows,
             )
             if base.version == before.version
             else View(before.version)
@@ -441,6 +551,7 @@ class ClientCopy:
         write inserted; ``relation_edges``: RELATION edges it made, for the edge count) are brought
         forward in process. A part that cannot be (``None`` given) is read again on first use. False
         (nothing kept) when the copy was not at version - 1."""
+        self._unpin()  # a pinned query of this thread reads the version again
         with self._load_lock:
             old = self._view
             if old is None or old.version != version - 1:
@@ -462,6 +573,7 @@ class ClientCopy:
                 and synonyms is not None
             ):
                 view.graph = _advance_graph(old.graph, view.phrases, new, relation_edges, synonyms)
+            view.rows = old.rows  # a write never changes a stored passage
             self._view = view
             self._count("advanced")
             return True

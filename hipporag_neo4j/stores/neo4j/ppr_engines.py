@@ -67,6 +67,13 @@ MAX_GRAPH_READS = 3
 LINEAR_MAX_SEEDS = 64
 
 
+class VersionSource(Protocol):
+    """The graph version an engine runs on, and whether it is a query pin's (``Neo4jStore.graph_version``):
+    the pinned query's unless ``fresh``, else read from the server."""
+
+    def __call__(self, fresh: bool = False) -> tuple[int, bool]: ...
+
+
 class CatalogFactory(Protocol):
     """The store's projection catalogs: one per kind, and per join for the joined graph."""
 
@@ -142,6 +149,15 @@ def read_graph_version(runner: CypherRunner, namespace: str) -> int:
     return int(rows[0]["graph_version"])
 
 
+def server_version(runner: CypherRunner, namespace: str) -> VersionSource:
+    """The version read from the server on every call (an engine without a store's query pins)."""
+
+    def version(fresh: bool = False) -> tuple[int, bool]:
+        return read_graph_version(runner, namespace), False
+
+    return version
+
+
 def passage_score_rows(rows: list[Record], key: str) -> list[PassageScore]:
     return [
         PassageScore(
@@ -187,10 +203,12 @@ class GdsPpr:
         *,
         weighted: bool,
         many_seeds: PprEngine | None = None,
+        version: VersionSource | None = None,
     ) -> None:
         self.runner = runner
         self.catalogs = catalogs
         self.namespace = namespace
+        self.version = version or server_version(runner, namespace)
         self.weighted = weighted
         self.name = "gds-weighted" if weighted else "gds-linear"
         self.many_seeds = None if weighted else many_seeds
@@ -221,10 +239,20 @@ class GdsPpr:
     ) -> T:
         """``work`` on the projection of the current graph version; ``edgeless`` when it has no edge (GDS
         would not know the weight property of a graph without relationships, and PPR is then the reset
-        vector itself). A vanished projection or a seed newer than it: look again, a few times."""
+        vector itself). A vanished projection or a seed newer than it: look again, a few times, at the
+        version read afresh. A pinned query uses the warm projection when it is of its version or a newer
+        one (an older version is never projected again, so concurrent queries never make the catalog go
+        back and forth); a projection is only ever made of the version the server holds then."""
         catalog = self.catalogs(kind) if join is None else self.catalogs(kind, join)
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            projection = catalog.ensure(read_graph_version(self.runner, self.namespace))
+            version, pinned = self.version(fresh=attempt > 1)
+            current = catalog.current
+            if pinned and current is not None and current.version >= version:
+                projection = current
+            else:
+                if pinned:  # none warm for the pinned version: project the server's version now
+                    version, _ = self.version(fresh=True)
+                projection = catalog.ensure(version)
             if projection.relationship_count == 0:
                 return edgeless(projection)
             try:
@@ -485,10 +513,17 @@ class LocalPpr:
 
     name = "local"
 
-    def __init__(self, runner: CypherRunner, namespace: str, copy: ClientCopy | None = None) -> None:
+    def __init__(
+        self,
+        runner: CypherRunner,
+        namespace: str,
+        copy: ClientCopy | None = None,
+        version: VersionSource | None = None,
+    ) -> None:
         self.runner = runner
         self.namespace = namespace
         self.copy = copy
+        self.version = version or server_version(runner, namespace)
         self.graphs: dict[tuple[bool, GraphJoin | None], LocalGraph] = {}  # (with passages, join) -> graph
         self.graph_reads = 0
 
@@ -497,9 +532,15 @@ class LocalPpr:
         return self.graphs.get((False, None))
 
     def current_graph(self, with_passages: bool = False, join: GraphJoin | None = None) -> LocalGraph:
-        version = read_graph_version(self.runner, self.namespace)
+        """The graph of the current version (a pinned query's, or a newer one already read), read when
+        not held."""
+        version, pinned = self.version()
         cached = self.graphs.get((with_passages, join))
-        if cached is not None and cached.version == version:
+        if (
+            cached is not None
+            and cached.version is not None
+            and (cached.version == version or (pinned and cached.version > version))
+        ):
             return cached
         graph: LocalGraph | None = None
         for _ in range(MAX_GRAPH_READS):
@@ -719,17 +760,28 @@ def make_engine(
     namespace: str,
     aura: Callable[[], AuraPpr] | None = None,
     copy: ClientCopy | None = None,
+    version: VersionSource | None = None,
 ) -> PprEngine:
+    """The engine ``name``; ``version``: where it reads the graph version (the store's, pinned per query;
+    default: from the server on every call)."""
     if name == "local":
-        return LocalPpr(runner, namespace, copy)
+        return LocalPpr(runner, namespace, copy, version)
     if name == "aura":
         if aura is None:
             raise StoreError("the aura PPR engine needs an Aura Graph Analytics session manager")
-        return aura()
+        engine = aura()
+        if version is not None:
+            engine.version = version
+        return engine
     if name == "gds-weighted":
-        return GdsPpr(runner, catalogs, namespace, weighted=True)
+        return GdsPpr(runner, catalogs, namespace, weighted=True, version=version)
     if name == "gds-linear":
         return GdsPpr(
-            runner, catalogs, namespace, weighted=False, many_seeds=LocalPpr(runner, namespace, copy)
+            runner,
+            catalogs,
+            namespace,
+            weighted=False,
+            many_seeds=LocalPpr(runner, namespace, copy, version),
+            version=version,
         )
     raise StoreError(f"unknown PPR engine {name!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any
 
@@ -47,7 +48,7 @@ from hipporag_neo4j.stores.base import (
 from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, auto_engine, detect
-from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy, QueryPin
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
@@ -91,6 +92,8 @@ class Neo4jStore:
         self.auto_reason: str | None = None
         self._database_id: str | None = None  # db.info() id, to tell a restart from another database
         self._outages_seen = 0  # the runner's count of unreachable-server failures last looked at
+        #: the query pin of each thread (:meth:`pinned`): a context variable, so threads never share one
+        self._pins: ContextVar[QueryPin | None] = ContextVar(f"neo4j_query_pin_{id(self)}", default=None)
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -121,8 +124,31 @@ class Neo4jStore:
         and the vectors when ``vector_search`` is ``client``."""
         if self._copy is None:
             self._database_id = self._read_database_id()  # what the copy is valid for (_after_outage)
-            self._copy = ClientCopy(self.runner, self.namespace)
+            self._copy = ClientCopy(self.runner, self.namespace, self._pins)
         return self._copy
+
+    @contextlib.contextmanager
+    def pinned(self) -> Iterator[None]:
+        """One query's store calls at one graph version, with one version check (see
+        :class:`~.client_copy.QueryPin`): the first call that needs the version reads it (``client_state``,
+        one round trip) and the later ones use it, the in-process copy's look-ups and searches, the PPR
+        engines' projections and the passage rows the query returns (held per version). Outside a pin
+        every call checks the version itself. Per thread; a nested pin is the outer one. No I/O here."""
+        if self._pins.get() is not None:
+            yield
+            return
+        token = self._pins.set(QueryPin())
+        try:
+            yield
+        finally:
+            self._pins.reset(token)
+
+    def graph_version(self, fresh: bool = False) -> tuple[int, bool]:
+        """The graph version the PPR engines use, and whether it is a query pin's: the pinned query's
+        (read once per query, with the copy's check) unless ``fresh``, else read now."""
+        if not fresh and self._pins.get() is not None:
+            return self.copy.state().version, True
+        return read_graph_version(self.runner, self.namespace), False
 
     def _client_vectors(self) -> bool:
         return self.settings.vector_search == "client"
@@ -347,15 +373,23 @@ class Neo4jStore:
             for r in rows
         }
 
+    def engine_choice(self) -> tuple[str, str | None]:
+        """The PPR engine this namespace's queries run and, when ``neo4j.ppr_engine=auto`` chose it by the
+        namespace's size (a server with usable GDS), why (:func:`~.capabilities.auto_engine`). Reads the
+        size now; :meth:`ppr_engine` decides once per store object, at its first PPR."""
+        caps = self.capabilities()
+        if self.settings.ppr_engine == "auto" and caps.ppr_engine in ("gds-weighted", "gds-linear"):
+            size = self.runner.read("read_graph_size", namespace=self.namespace)
+            edges = int(size[0]["edges"] or 0) if size else 0
+            return auto_engine(caps.ppr_engine, edges)
+        return caps.ppr_engine, None
+
     def ppr_engine(self) -> PprEngine:
         if self._engine is None:
-            caps = self._ready()
-            name: str = caps.ppr_engine
-            if self.settings.ppr_engine == "auto" and caps.ppr_engine in ("gds-weighted", "gds-linear"):
-                # decided once per store object, on its first PPR, from the namespace's size
-                size = self.runner.read("read_graph_size", namespace=self.namespace)
-                edges = int(size[0]["edges"] or 0) if size else 0
-                name, self.auto_reason = auto_engine(caps.ppr_engine, edges)
+            self._ready()
+            name, reason = self.engine_choice()
+            if reason is not None:
+                self.auto_reason = reason
             self._engine = make_engine(
                 name,
                 self.runner,
@@ -363,6 +397,7 @@ class Neo4jStore:
                 self.namespace,
                 aura=self._aura_engine,
                 copy=self.copy,
+                version=self.graph_version,
             )
         return self._engine
 
@@ -464,11 +499,24 @@ class Neo4jStore:
         )
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        """Inside a query pin, the rows held for the pinned version and one read of the others (kept
+        for the next queries at that version); outside, one read."""
         if not ids:
             return {}
-        rows = self.runner.read_batched(
-            "read_passages", "ids", list(dict.fromkeys(ids)), namespace=self.namespace
-        )
+        wanted = list(dict.fromkeys(ids))
+        held = self._copy.held_rows() if self._copy is not None else None
+        if held is None:
+            return self._read_passages(wanted)
+        found = held.get(wanted)
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            read = self._read_passages(missing)
+            held.add(read)
+            found.update(read)
+        return {i: found[i] for i in wanted if i in found}
+
+    def _read_passages(self, ids: list[str]) -> dict[str, Passage]:
+        rows = self.runner.read_batched("read_passages", "ids", ids, namespace=self.namespace)
         return {
             str(r["id"]): Passage(
                 id=str(r["id"]),
