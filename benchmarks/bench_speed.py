@@ -540,13 +540,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     data: dict[str, Any] = {**header, "passages": args.passages, "threads": args.threads, "builds": []}
     with (work / "workers.log").open("a") as log:
         try:
+            prepare_encoder(
+                worker_env("ours-default", work), log, (args.threads, args.query_threads), int8=True
+            )
             if args.query_only:
                 ensure_builds(args, work, log)
                 data["query"] = query_phase(args, work, log)
                 return
-            prepare_encoder(
-                worker_env("ours-default", work), log, (args.threads, args.query_threads), int8=True
-            )
             systems = index_systems()
             for round_no in range(1, args.rounds + 1):
                 rotation = (round_no - 1) % len(systems)
