@@ -693,20 +693,7 @@ def musique_markdown(data: dict[str, Any]) -> list[str]:
     )
     if data.get("projection_build"):
         out.append("### GDS projection build (Cypher aggregation), MuSiQue\n")
-        rows = [
-            [
-                engine,
-                kind,
-                p["nodes"],
-                p["relationships"],
-                p["median_s"],
-                ", ".join(str(x) for x in p["runs_s"]),
-            ]
-            for engine, kinds in data["projection_build"].items()
-            for kind, p in kinds.items()
-        ]
-        out.append(md_table(["engine", "projection", "nodes", "relationships", "median s", "runs s"], rows))
-        out.append("")
+        out += projection_table(data["projection_build"])
     out.append("### Warm queries (per question every system, who goes first rotating)\n")
     rows = []
     for mode in modes:
@@ -761,6 +748,16 @@ def musique_markdown(data: dict[str, Any]) -> list[str]:
     return out
 
 
+def projection_table(builds: dict[str, dict[str, dict[str, Any]]]) -> list[str]:
+    """The GDS projection builds per engine and projection (sizes, median, every run), then a blank line."""
+    rows = [
+        [engine, kind, p["nodes"], p["relationships"], p["median_s"], ", ".join(str(x) for x in p["runs_s"])]
+        for engine, kinds in builds.items()
+        for kind, p in kinds.items()
+    ]
+    return [md_table(["engine", "projection", "nodes", "relationships", "median s", "runs s"], rows), ""]
+
+
 def synthetic_markdown(s: dict[str, Any]) -> list[str]:
     g = s["graph"]
     out = [
@@ -773,20 +770,7 @@ def synthetic_markdown(s: dict[str, Any]) -> list[str]:
         "5 phrase + 5 passage seeds (HippoRAG 2's walk), damping 0.5, top 200.\n",
     ]
     if s.get("projection_build"):
-        rows = [
-            [
-                engine,
-                kind,
-                p["nodes"],
-                p["relationships"],
-                p["median_s"],
-                ", ".join(str(x) for x in p["runs_s"]),
-            ]
-            for engine, kinds in s["projection_build"].items()
-            for kind, p in kinds.items()
-        ]
-        out.append(md_table(["engine", "projection", "nodes", "relationships", "median s", "runs s"], rows))
-        out.append("")
+        out += projection_table(s["projection_build"])
     rows = [
         [
             engine,

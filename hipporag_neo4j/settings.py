@@ -255,10 +255,12 @@ class EmbeddingSettings(_Group):
         "auto",
         description="How a sentence-transformers model runs: auto = ONNX Runtime when it can run the model "
         "(a local BERT model with mean or CLS pooling, such as the default, with no torch; other models "
-        "after a torch.onnx export, with the [torch] extra), else torch with a warning naming why; onnx = "
-        "ONNX Runtime or an error; torch = torch (the [torch] extra). The ONNX model is made once per model "
-        "into onnx_cache_dir. Measured: the same vectors (cosine >= 0.9999), 1.6x (passages) to 7x "
-        "(phrases) the texts/s of torch on 2 busy cores (benchmarks/README.md).",
+        "after a torch.onnx export, with the [torch] extra), else torch with a warning naming why; with the "
+        "[torch] extra installed too, whichever of the two a short timing on this machine found faster "
+        "(made once per model, CPU, threads, batch_size and package versions, kept in onnx_cache_dir; "
+        "`doctor` shows it); onnx = ONNX Runtime or an error; torch = torch (the [torch] extra). The ONNX "
+        "model is made once per model into onnx_cache_dir. The same vectors (cosine >= 0.9999); which is "
+        "faster depends on the CPU (benchmarks/README.md).",
     )
     threads: int | None = Field(
         None, ge=1, description="CPU threads for batch encoding (indexing); unset = the library default."

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -257,6 +258,35 @@ def run_cypher(server: tuple[str, str, str, str], query: str, **params: Any) -> 
     with neo4j.GraphDatabase.driver(uri, auth=(user, password)) as driver:
         records, _, _ = driver.execute_query(query, params, database_=database)
         return [r.data() for r in records]
+
+
+def namespace_dump(cypher: Callable[..., list[dict[str, Any]]], namespace: str) -> dict[str, Any]:
+    """Every node of the namespace with its labels and every property but the namespace (the metadata
+    node without its creation time and graph version, which count writes, not content), and every
+    relationship from a namespace node with its type, ends and properties; sorted. ``cypher(query,
+    **params)`` runs a query on the server (:func:`run_cypher` or a server of the test's own)."""
+    nodes = cypher(
+        "MATCH (n {namespace: $ns}) "
+        "RETURN labels(n) AS labels, properties(n) AS props ORDER BY n.id, labels(n)",
+        ns=namespace,
+    )
+    for node in nodes:
+        node["labels"] = sorted(node["labels"])
+        node["props"].pop("namespace")
+        if "HippoRAGMeta" in node["labels"]:
+            for volatile in ("created_at", "graph_version"):
+                node["props"].pop(volatile, None)
+    rels = cypher(
+        "MATCH (a {namespace: $ns})-[r]->(b) "
+        "RETURN a.id AS a, type(r) AS type, b.id AS b, labels(b) AS b_labels, properties(r) AS props "
+        "ORDER BY a, type, b",
+        ns=namespace,
+    )
+    for rel in rels:
+        rel["b_labels"] = sorted(rel["b_labels"])
+    nodes.sort(key=lambda n: (str(n["props"].get("id")), n["labels"]))
+    rels.sort(key=lambda r: (str(r["a"]), r["type"], str(r["b"])))
+    return {"nodes": nodes, "relationships": rels}
 
 
 def server_has_gds(server: tuple[str, str, str, str]) -> bool:

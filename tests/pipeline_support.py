@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 from fakes import FixedQueryNER, HashEmbedder, TableExtractor
 
 from hipporag_neo4j.api import HippoRAG
 from hipporag_neo4j.embedding.encoder import Embedder
+from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
+from hipporag_neo4j.evaluation.report import format_comparisons, format_table
+from hipporag_neo4j.evaluation.runner import EvalReport, index_corpus, run_evaluation
 from hipporag_neo4j.extraction.spacy_extractor import SpacyQueryNER
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.embedded.schema import TEXT_ROWS
@@ -61,3 +65,30 @@ def data_set_memory(store_dir: Path, embedder: Embedder) -> HippoRAG:
     finally:
         os.environ.update(saved)
     return HippoRAG(settings, embedder=embedder, query_ner=SpacyQueryNER(settings.extraction.spacy_model))
+
+
+def data_set_report(
+    store_dir: Path,
+    embedder: Embedder,
+    corpus_file: Path,
+    questions_file: Path,
+    modes: Sequence[str],
+    openie_file: Path | None = None,
+    passages: int | None = None,
+) -> EvalReport:
+    """A data set's corpus indexed into a fresh store (:func:`data_set_memory`; from its published OpenIE
+    where given) and ``modes`` evaluated on its questions, as the regression tests run them: nothing
+    missing or failed, ``passages`` passages indexed where given (asserted); the table printed (``-s``)."""
+    memory = data_set_memory(store_dir, embedder)
+    try:
+        corpus = load_corpus(corpus_file)
+        indexed = index_corpus(memory, corpus, openie_file)
+        assert indexed.missing == [] and not indexed.report.failed
+        assert passages is None or len(indexed.report.indexed) == passages
+        report = run_evaluation(
+            memory, load_questions(questions_file), corpus, modes, passage_ids=indexed.passage_ids
+        )
+    finally:
+        memory.close()
+    print("\n" + format_table(report) + "\n\n" + format_comparisons(report))
+    return report

@@ -21,6 +21,7 @@ import pytest
 
 from hipporag_neo4j.embedding import encoder as encoder_module
 from hipporag_neo4j.embedding import torch_backend
+from hipporag_neo4j.embedding.backend_choice import CHOICE_FILE, decide, sample_texts
 from hipporag_neo4j.embedding.encoder import AutoSentenceEmbedder, create_embedder
 from hipporag_neo4j.embedding.local_model import resolve_model
 from hipporag_neo4j.embedding.onnx_backend import OnnxSentenceEmbedder, model_path
@@ -62,6 +63,23 @@ def _copy_model(tmp_path: Path, name: str = "copy") -> Path:
     return model
 
 
+def _default_embedder_in_a_fresh_process(
+    cache: Path, then: str, *, torch: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run ``then`` in a fresh Python with ``e``, the default embedder on ``cache``, ``json`` and ``sys``;
+    ``torch=False``: with the [torch] extra unfindable, as in the default install."""
+    code = (
+        "import json, sys\n"
+        + ("" if torch else "sys.modules['sentence_transformers'] = None  # importlib finds no [torch]\n")
+        + "from hipporag_neo4j.embedding.encoder import create_embedder\n"
+        "from hipporag_neo4j.settings import EmbeddingSettings\n"
+        f"e = create_embedder(EmbeddingSettings(onnx_cache_dir={str(cache)!r}))\n" + then
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 def test_the_default_encoder_gives_sentence_transformers_vectors_and_builds_once(tmp_path: Path) -> None:
     settings = EmbeddingSettings(backend="onnx", onnx_cache_dir=str(tmp_path), batch_size=4)
     onnx = create_embedder(settings)
@@ -86,17 +104,14 @@ def test_the_default_encoder_gives_sentence_transformers_vectors_and_builds_once
 
 
 def test_the_default_backend_runs_without_importing_torch(tmp_path: Path) -> None:
-    """A fresh process: the default settings embed with no torch, transformers or sentence-transformers."""
-    code = (
-        "import sys\n"
-        "from hipporag_neo4j.embedding.encoder import create_embedder\n"
-        "from hipporag_neo4j.settings import EmbeddingSettings\n"
-        f"e = create_embedder(EmbeddingSettings(onnx_cache_dir={str(tmp_path)!r}))\n"
+    """A fresh process: the default settings embed with no torch, transformers or sentence-transformers
+    (with the [torch] extra unfindable, as in the default install: else auto would time torch once)."""
+    done = _default_embedder_in_a_fresh_process(
+        tmp_path,
         "print(e.encode(['a query', 'a passage ' * 400]).shape, e.backend, e.token_count('word ' * 2000))\n"
-        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if sys.modules.get(m)))"
+        "\n",
+        torch=False,
     )
     assert done.stdout.splitlines() == ["(2, 384) onnx 2002", "[]"], done.stdout + done.stderr
     assert "Token indices sequence length" not in done.stderr  # no false tokenizer warning
@@ -460,3 +475,36 @@ def test_auto_runs_a_model_onnx_runtime_cannot_on_torch(
     assert isinstance(embedder, AutoSentenceEmbedder) and embedder.backend == "torch"
     assert "pooling ['max_tokens']" in caplog.text
     assert vectors.shape == (1, 384)
+
+
+def test_auto_times_both_backends_once_serves_the_faster_and_a_later_process_reuses_it(
+    tmp_path: Path,
+) -> None:
+    """Both backends installed: a real measurement on this machine, kept beside the ONNX model."""
+    pytest.importorskip("sentence_transformers", reason="the [torch] extra is not installed")
+    embedder = create_embedder(EmbeddingSettings(onnx_cache_dir=str(tmp_path)))
+    assert isinstance(embedder, AutoSentenceEmbedder)
+    vectors = embedder.encode(TEXTS)
+    choice = embedder.choice
+    assert choice is not None and not choice.cached and (tmp_path / CHOICE_FILE).is_file()
+    assert choice.texts == len(sample_texts()) and all(s > 0 for s in choice.seconds.values())
+    assert embedder.backend == choice.backend == decide(choice.seconds)
+    assert (vectors * VECTORS).sum(axis=1).min() >= 0.9999
+    done = _default_embedder_in_a_fresh_process(
+        tmp_path,
+        "e.encode(['a query'])\n"
+        "print(json.dumps([e.backend, e.choice.cached, e.choice.seconds, 'torch' in sys.modules]))\n",
+    )
+    backend, cached, seconds, torch_imported = json.loads(done.stdout.splitlines()[-1])
+    assert (backend, cached, seconds) == (choice.backend, True, choice.seconds)  # reused, not measured
+    assert torch_imported == (backend == "torch")  # ONNX Runtime won: torch is not even imported
+
+
+def test_both_backends_give_the_same_vectors_on_the_measured_texts(tmp_path: Path) -> None:
+    """Passages, facts and phrases: whichever backend auto chooses, the index holds the same vectors."""
+    pytest.importorskip("sentence_transformers", reason="the [torch] extra is not installed")
+    texts = sample_texts()
+    onnx = create_embedder(EmbeddingSettings(backend="onnx", onnx_cache_dir=str(tmp_path))).encode(texts)
+    torch = create_embedder(EmbeddingSettings(backend="torch")).encode(texts)
+    assert onnx.shape == torch.shape == (len(texts), 384)
+    assert (onnx * torch).sum(axis=1).min() >= 0.9999

@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline_support import data_set_memory
+from pipeline_support import data_set_report
 
-from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
-from hipporag_neo4j.evaluation.report import format_comparisons, format_table
-from hipporag_neo4j.evaluation.runner import EvalReport, index_corpus, run_evaluation
+from hipporag_neo4j.evaluation.runner import EvalReport
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
@@ -41,17 +39,9 @@ GOAL_MARGIN = 3.0
 def hotpotqa_report(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[EvalReport]:
     if not (CORPUS_FILE.is_file() and QUESTIONS_FILE.is_file()):
         pytest.skip(f"HotpotQA data not found at {HOTPOTQA} (shared/ is not beside the checkout)")
-    memory = data_set_memory(tmp_path_factory.mktemp("hotpotqa") / "store", minilm)
-    try:
-        corpus = load_corpus(CORPUS_FILE)
-        indexed = index_corpus(memory, corpus, None)
-        assert indexed.missing == [] and not indexed.report.failed
-        report = run_evaluation(
-            memory, load_questions(QUESTIONS_FILE), corpus, MODES, passage_ids=indexed.passage_ids
-        )
-    finally:
-        memory.close()
-    print("\n" + format_table(report) + "\n\n" + format_comparisons(report))
+    report = data_set_report(
+        tmp_path_factory.mktemp("hotpotqa") / "store", minilm, CORPUS_FILE, QUESTIONS_FILE, MODES
+    )
     yield report
 
 

@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline_support import data_set_memory
+from pipeline_support import data_set_report
 
-from hipporag_neo4j.evaluation.loaders import load_corpus, load_questions
-from hipporag_neo4j.evaluation.report import format_comparisons, format_table
-from hipporag_neo4j.evaluation.runner import EvalReport, index_corpus, run_evaluation
+from hipporag_neo4j.evaluation.runner import EvalReport
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
@@ -43,18 +41,8 @@ R5_FLOOR = {"dense": 61.0, "hipporag2": 73.5, "hipporag": 66.0, "ensemble": 66.5
 def musique_report(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[EvalReport]:
     if not all(p.is_file() for p in (CORPUS_FILE, QUESTIONS_FILE, OPENIE_FILE)):
         pytest.skip(f"MuSiQue data not found at {MUSIQUE} (shared/ is not beside the checkout)")
-    memory = data_set_memory(tmp_path_factory.mktemp("musique") / "store", minilm)
-    try:
-        corpus = load_corpus(CORPUS_FILE)
-        indexed = index_corpus(memory, corpus, OPENIE_FILE)
-        assert indexed.missing == []
-        assert len(indexed.report.indexed) == 1890 and not indexed.report.failed
-        report = run_evaluation(
-            memory, load_questions(QUESTIONS_FILE), corpus, MODES, passage_ids=indexed.passage_ids
-        )
-    finally:
-        memory.close()
-    print("\n" + format_table(report) + "\n\n" + format_comparisons(report))
+    store = tmp_path_factory.mktemp("musique") / "store"
+    report = data_set_report(store, minilm, CORPUS_FILE, QUESTIONS_FILE, MODES, OPENIE_FILE, passages=1890)
     yield report
 
 

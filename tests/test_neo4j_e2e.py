@@ -6,6 +6,7 @@ the replay server (tests/llm_replay.py). Every test's namespace is deleted after
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -19,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from neo4j_support import neo4j_env, neo4j_settings_or_skip, random_namespace, run_cypher
+from neo4j_support import namespace_dump, neo4j_env, neo4j_settings_or_skip, random_namespace, run_cypher
 from server_support import ServerProcess
 
 from hipporag_neo4j.cli.main import MODES, STRATEGIES, main
@@ -314,25 +315,9 @@ def finish(proc: subprocess.Popen[str], expect_kill: bool = False) -> str:
 
 
 def dump_namespace(namespace: str) -> dict[str, Any]:
-    """Every node and relationship of the namespace (ids, names, counts, edge scores), sorted."""
-    target = server_tuple()
-    nodes = run_cypher(
-        target,
-        "MATCH (n {namespace: $ns}) WHERE NOT n:HippoRAGMeta "
-        "RETURN labels(n) AS labels, n.id AS id, n.name AS name, n.text AS text, "
-        "n.passage_count AS passage_count, n.embedding AS embedding ORDER BY id, labels",
-        ns=namespace,
-    )
-    rels = run_cypher(
-        target,
-        "MATCH (a {namespace: $ns})-[r]->(b {namespace: $ns}) "
-        "RETURN a.id AS a, type(r) AS type, b.id AS b, r.weight AS weight, r.score AS score, "
-        "r.count AS count ORDER BY a, type, b",
-        ns=namespace,
-    )
-    for n in nodes:
-        n["labels"] = sorted(n["labels"])
-    return {"nodes": nodes, "relationships": rels}
+    """Every node and relationship of the namespace, with all their properties (vectors and synonym
+    scores included) and the metadata node's content, sorted (:func:`neo4j_support.namespace_dump`)."""
+    return namespace_dump(functools.partial(run_cypher, server_tuple()), namespace)
 
 
 def worker_env(namespace: str) -> dict[str, str]:

@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 import neo4j
 import pytest
-from neo4j_support import SERVER_SCRIPT, START_TIMEOUT, LocalNeo4j, start_local_neo4j
+from neo4j_support import SERVER_SCRIPT, START_TIMEOUT, LocalNeo4j, namespace_dump, start_local_neo4j
 from server_support import ServerProcess
 
 from hipporag_neo4j.api import HippoRAG
@@ -180,34 +180,6 @@ def passage_ids(server: OwnServer, namespace: str) -> set[str]:
     return {str(r["id"]) for r in rows}
 
 
-def dump_namespace(server: OwnServer, namespace: str) -> dict[str, Any]:
-    """Every node of the namespace with its labels and every property but the namespace (the metadata
-    node without its creation time and graph version, which count writes, not content), and every
-    relationship from a namespace node with its type, ends and properties; sorted."""
-    nodes = server.cypher(
-        "MATCH (n {namespace: $ns}) "
-        "RETURN labels(n) AS labels, properties(n) AS props ORDER BY n.id, labels(n)",
-        ns=namespace,
-    )
-    for node in nodes:
-        node["labels"] = sorted(node["labels"])
-        node["props"].pop("namespace")
-        if "HippoRAGMeta" in node["labels"]:
-            for volatile in ("created_at", "graph_version"):
-                node["props"].pop(volatile, None)
-    rels = server.cypher(
-        "MATCH (a {namespace: $ns})-[r]->(b) "
-        "RETURN a.id AS a, type(r) AS type, b.id AS b, labels(b) AS b_labels, properties(r) AS props "
-        "ORDER BY a, type, b",
-        ns=namespace,
-    )
-    for rel in rels:
-        rel["b_labels"] = sorted(rel["b_labels"])
-    nodes.sort(key=lambda n: (str(n["props"].get("id")), n["labels"]))
-    rels.sort(key=lambda r: (str(r["a"]), r["type"], str(r["b"])))
-    return {"nodes": nodes, "relationships": rels}
-
-
 def assert_same(got: Any, want: Any, where: str = "") -> None:
     """Equal, floats within 1e-5 (vectors and scores of the same texts through the same model)."""
     if isinstance(want, float) or isinstance(got, float):
@@ -243,7 +215,7 @@ def reference(own_server: OwnServer, corpus: Path) -> tuple[str, dict[str, Any]]
     namespace = "ref" + uuid.uuid4().hex[:12]
     result = run_index(own_server, namespace, corpus)
     assert result.returncode == 0, result.stderr[-3000:]
-    dump = dump_namespace(own_server, namespace)
+    dump = namespace_dump(own_server.cypher, namespace)
     assert len([n for n in dump["nodes"] if "Passage" in n["labels"]]) == N_PASSAGES
     assert any(r["type"] == "SYNONYM" for r in dump["relationships"]), "the corpus must make synonym edges"
     return namespace, dump
@@ -291,7 +263,7 @@ def test_kill_9_of_the_server_mid_index_then_rerun_equals_an_uninterrupted_run(
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert f"indexed {N_PASSAGES - len(kept)} passages, skipped {len(kept)}" in rerun.stdout, rerun.stdout
 
-    got = dump_namespace(own_server, namespace)
+    got = namespace_dump(own_server.cypher, namespace)
     _, want = reference
     assert_no_duplicates(got)
     assert [len(got["nodes"]), len(got["relationships"])] == [len(want["nodes"]), len(want["relationships"])]

@@ -45,6 +45,20 @@ class CommitBetweenReads:
         return getattr(self._conn, name)
 
 
+def indexed_store(tmp_path: Path) -> Path:
+    """The path of a store holding the first 8 passages of the corpus, indexed by a memory of its own."""
+    path = tmp_path / "store"
+    memory(path).index(list(corpus(8)))
+    return path
+
+
+def opened(path: Path) -> EmbeddedStore:
+    """A handle of its own on the store at ``path`` (a reader, or a writer beside it), opened."""
+    store = EmbeddedStore(path)
+    store.open(EMB.model_name, EMB.dimension)
+    return store
+
+
 def one_passage(store: EmbeddedStore, n: int) -> None:
     name = f"newcomer {n}"
     phrase = PhraseRecord(f"phrase-new-{n}", name, EMB.encode([name])[0])
@@ -53,12 +67,8 @@ def one_passage(store: EmbeddedStore, n: int) -> None:
 
 
 def test_a_commit_between_the_reads_of_a_snapshot_load_is_not_seen(tmp_path: Path) -> None:
-    path = tmp_path / "store"
-    memory(path).index(list(corpus(8)))
-    reader = EmbeddedStore(path)
-    reader.open("hash-embedder", 16)
-    writer = EmbeddedStore(path)
-    writer.open("hash-embedder", 16)
+    path = indexed_store(tmp_path)
+    reader, writer = opened(path), opened(path)
     # the writer adds a passage and a phrase after the reader read passages, before it reads mentions
     reader._conn = CommitBetweenReads(  # type: ignore[assignment]
         reader._connect(), MENTION_KEYS.strip(), lambda: one_passage(writer, 1)
@@ -69,12 +79,8 @@ def test_a_commit_between_the_reads_of_a_snapshot_load_is_not_seen(tmp_path: Pat
 
 
 def test_a_commit_between_the_snapshot_and_the_fact_index_is_not_seen(tmp_path: Path) -> None:
-    path = tmp_path / "store"
-    memory(path).index(list(corpus(8)))
-    reader = EmbeddedStore(path)
-    reader.open("hash-embedder", 16)
-    writer = EmbeddedStore(path)
-    writer.open("hash-embedder", 16)
+    path = indexed_store(tmp_path)
+    reader, writer = opened(path), opened(path)
 
     def a_fact_about_a_new_phrase() -> None:
         names = ["newcomer", "new place"]
@@ -142,11 +148,8 @@ def test_a_reader_on_an_old_snapshot_while_passages_are_deleted(tmp_path: Path, 
 
 
 def test_a_reader_holding_an_old_snapshot_neither_blocks_writers_nor_sees_them(tmp_path: Path) -> None:
-    path = tmp_path / "store"
-    memory(path).index(list(corpus(8)))
-    reader = EmbeddedStore(path)
-    reader.open("hash-embedder", 16)
-    writer = memory(path)
+    path = indexed_store(tmp_path)
+    reader, writer = opened(path), memory(path)
     with reader._read():  # a long query: its read transaction stays open while the graph changes
         before = reader.stats()
         writer.index(list(corpus(16))[8:])  # two batches' worth, committed while the reader holds on
@@ -159,12 +162,8 @@ def test_a_reader_holding_an_old_snapshot_neither_blocks_writers_nor_sees_them(t
 def test_many_snapshot_loads_under_a_writer_in_another_thread_never_fail(tmp_path: Path) -> None:
     import threading
 
-    path = tmp_path / "store"
-    memory(path).index(list(corpus(8)))
-    writer = EmbeddedStore(path)
-    writer.open("hash-embedder", 16)
-    reader = EmbeddedStore(path)
-    reader.open("hash-embedder", 16)
+    path = indexed_store(tmp_path)
+    writer, reader = opened(path), opened(path)
     stop = threading.Event()
 
     def write() -> None:

@@ -139,6 +139,9 @@ def _embedding(settings: Settings) -> tuple[str, str, dict[str, Any]]:
         if embedder.fallback_reason:
             details["onnx_unavailable"] = embedder.fallback_reason
             runs_on += f" (ONNX Runtime cannot run it: {embedder.fallback_reason})"
+        if embedder.choice:  # both backends installed: the one measured faster here
+            details["backend_choice"] = embedder.choice.as_dict()
+            runs_on += f", {embedder.choice.summary()}"
     return (
         "ok",
         f"{settings.embedding.provider} model {settings.embedding.model!r} loads ({dim}-d{runs_on})",

@@ -2,7 +2,8 @@
 
 Vectors are float32 and L2-normalised, so a dot product is the cosine similarity. The default backend,
 auto, runs the model on ONNX Runtime with no torch (:mod:`.onnx_backend`); torch and sentence-transformers
-(:mod:`.torch_backend`, the ``[torch]`` extra) serve only what ONNX Runtime cannot run here.
+(:mod:`.torch_backend`, the ``[torch]`` extra) serve what ONNX Runtime cannot run here, and, where they
+are installed, whatever they measured faster on this machine (:mod:`.backend_choice`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,15 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from hipporag_neo4j.common.model_names import PACKAGED_MODELS
+from hipporag_neo4j.embedding.backend_choice import (
+    CHOICE_FILE,
+    BackendChoice,
+    choice_key,
+    load_choice,
+    measure,
+    sample_texts,
+    store_choice,
+)
 from hipporag_neo4j.embedding.batching import (
     CHARS_PER_BATCH_SLOT,
     MAX_BATCH_FACTOR,
@@ -25,7 +35,7 @@ from hipporag_neo4j.embedding.batching import (
     normalise,
 )
 from hipporag_neo4j.embedding.local_model import TORCH_INSTALL, ModelNotFound, resolve_model
-from hipporag_neo4j.embedding.onnx_backend import OnnxSentenceEmbedder
+from hipporag_neo4j.embedding.onnx_backend import OnnxSentenceEmbedder, model_path
 from hipporag_neo4j.embedding.torch_backend import SentenceTransformerEmbedder, torch_installed
 from hipporag_neo4j.errors import ConfigError, EmbeddingError
 from hipporag_neo4j.settings import EmbeddingSettings
@@ -112,14 +122,17 @@ class OpenAIEmbedder:
 
 
 class AutoSentenceEmbedder:
-    """``embedding.backend = "auto"`` (the default): ONNX Runtime when the model can run there, else torch.
+    """``embedding.backend = "auto"`` (the default): ONNX Runtime when the model can run there, else torch;
+    with both installed, the one measured faster on this machine.
 
     The choice is made on first use (loading the model is lazy everywhere): the ONNX session is prepared
     (built once into the cache folder if needed, without torch); when that cannot be done (a model name
     that is not a local directory, a model the builder refuses and torch cannot export, onnxruntime
     missing) one warning names the reason and the torch path serves instead, or, when the ``[torch]``
-    extra is not installed, an :class:`EmbeddingError` names both the reason and the extra. Same vectors
-    either way (cosine >= 0.9999).
+    extra is not installed, an :class:`EmbeddingError` names both the reason and the extra. When ONNX
+    Runtime can run the model and the ``[torch]`` extra is installed too (and ``quantize`` is ``none``),
+    both are timed once on this machine and the faster serves (:mod:`.backend_choice`; the decision is
+    kept in the cache folder and reused, :attr:`choice`). Same vectors either way (cosine >= 0.9999).
     """
 
     def __init__(self, settings: EmbeddingSettings) -> None:
@@ -128,6 +141,8 @@ class AutoSentenceEmbedder:
         self._chosen: Embedder | None = None
         self._lock = threading.Lock()
         self.fallback_reason: str | None = None
+        #: ONNX Runtime against torch on this machine, when both can run the model (else None)
+        self.choice: BackendChoice | None = None
 
     @property
     def backend(self) -> str:
@@ -141,7 +156,10 @@ class AutoSentenceEmbedder:
                     onnx = _onnx_embedder(self._settings)
                     onnx.prepare()
                     self._chosen = onnx
-                    log.info("Loaded embedding model %r on ONNX Runtime", self.model_name)
+                    if self._settings.quantize == "none" and torch_installed():
+                        self._chosen = self._faster(onnx)
+                    if self._chosen is onnx:
+                        log.info("Loaded embedding model %r on ONNX Runtime", self.model_name)
                 except ModelNotFound:
                     raise  # torch would not find it either: the message says what to do
                 except (ConfigError, EmbeddingError) as exc:
@@ -165,6 +183,48 @@ class AutoSentenceEmbedder:
                     )
                     self._chosen = _torch_embedder(self._settings)
             return self._chosen
+
+    def _faster(self, onnx: OnnxSentenceEmbedder) -> Embedder:
+        """ONNX Runtime or torch, whichever :mod:`.backend_choice` measured faster here (measured now if
+        no decision is kept for this model, machine, settings and packages); ONNX Runtime when torch
+        fails to run the model."""
+        settings = self._settings
+        path = onnx.cache_dir / CHOICE_FILE
+        key = choice_key(
+            model_path(onnx.model_dir, onnx.cache_dir).name, settings.threads, settings.batch_size
+        )
+        choice = load_choice(path, key)
+        torch: SentenceTransformerEmbedder | None = None
+        if choice is None:
+            log.info(
+                "embedding.backend=auto: timing ONNX Runtime against torch once on this machine for %r "
+                "(the decision is kept in %s)",
+                self.model_name,
+                path,
+            )
+            torch = _torch_embedder(settings)
+            texts = sample_texts()
+            try:
+                seconds = measure({"onnx": onnx.encode, "torch": torch.encode}, texts)
+            except Exception as exc:  # the [torch] extra is installed but cannot run the model here
+                log.warning(
+                    "embedding.backend=auto: torch could not be timed, ONNX Runtime serves %r: %s",
+                    self.model_name,
+                    exc,
+                )
+                return onnx
+            choice = BackendChoice.made(seconds, len(texts), key, path)
+            try:
+                store_choice(path, choice)
+            except OSError as exc:  # a read-only cache: measured again next time
+                log.warning("embedding.backend=auto: cannot keep the backend decision in %s: %s", path, exc)
+        self.choice = choice
+        log.info(
+            "embedding.backend=auto: %r runs on %s (%s)", self.model_name, choice.backend, choice.summary()
+        )
+        if choice.backend == "torch":
+            return torch or _torch_embedder(settings)
+        return onnx
 
     @property
     def dimension(self) -> int:
