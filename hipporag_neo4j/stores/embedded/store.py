@@ -74,6 +74,7 @@ from hipporag_neo4j.stores.embedded.schema import (
     keys_of,
 )
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.embedded.spare_rows import grown
 from hipporag_neo4j.stores.embedded.strings import StringTable
 from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
 from hipporag_neo4j.stores.scores import PassageScores
@@ -414,9 +415,14 @@ class EmbeddedStore:
             # the writer's own phrase index, already holding the new rows: its vectors are taken over
             graph.phrases = PhraseIndex.taking_over(graph.phrases.ids, graph.phrases.names, warm)
         else:
-            vectors = np.concatenate([base.phrases.vectors[:n_base], delta.phrase_rows])
-            graph.phrases = PhraseIndex(graph.phrases.ids, graph.phrases.names, vectors)
-        graph.passage_vectors = np.concatenate([base.passage_vectors, delta.passage_rows])
+            graph.phrases = base.phrases.carried(
+                graph.phrases.ids, graph.phrases.names, n_base, delta.phrase_rows
+            )
+        # the new passages' vectors into spare rows (a mapped file's grown over it): no copy per carry
+        graph.passage_vectors, graph._passage_room, _ = grown(
+            base.passage_vectors, base._passage_room, delta.passage_rows
+        )
+        base._passage_room = None  # handed on: the base never writes past its rows again
         self._phrases = graph.phrases
         self.snapshot_carries += 1
         return graph
