@@ -12,10 +12,13 @@ When every version after a persisted snapshot's did, the new state is the old on
 
 Only the rows of the phrase graph that these touch are rebuilt; each entry is recomputed as the full
 build computes it (``snapshot.canonical_adjacency``: the integer relation count, then the synonym score,
-rounded once), the old count recovered exactly from the old entry and the pair's stored synonym score.
-Strength, transition matrix, passage counts and HippoRAG 2's walk graph are then recomputed from the
-new matrices by the same functions as a rebuild (whole-array numpy work, no SQL), so every array equals
-a rebuild's bit for bit (tested). Deletes, re-embedding and anything else are logged as 'full': rebuild.
+rounded once), the old count recovered exactly from the old entry and the pair's stored synonym score;
+the other rows are copied in runs (``snapshot.spliced``). Strengths and transition matrices (of the
+phrase graph and of HippoRAG 2's walk graph, when the base had built it) are the base's with the rows
+whose entries change recomputed by the same products as a rebuild (the touched nodes and their
+neighbours: ``snapshot.carried_transition`` / ``carried_walk``), passage counts the old ones plus the
+new mentions', so every array equals a rebuild's bit for bit (tested). Deletes, re-embedding and
+anything else are logged as 'full': rebuild.
 """
 
 from __future__ import annotations
