@@ -301,7 +301,7 @@ def _adjacency(
         p_vals += [value, value]
 
     patch_key = np.array(p_rows, dtype=np.int64) * n + np.array(p_cols, dtype=np.int64)
-    keep = ~np.isin(before_key, patch_key, kind="sort")  # a lookup table would span n * n keys
+    keep = ~np.isin(before_key, patch_key, kind="sort")
     # the touched rows rebuilt: their other entries as they were, the patched ones recomputed
     order = np.searchsorted(touched, np.concatenate([before_rows[keep], np.array(p_rows, dtype=np.int64)]))
     patch = sp.csr_matrix(
