@@ -533,6 +533,11 @@ def markdown(data: dict[str, Any]) -> str:
             len(r["after_write"]["writes"]),
             *(
                 f"{1000 * r['after_write']['median'][k]:.1f}"
+                + (
+                    f" ({1000 * max(w[k] for w in r['after_write']['writes']):.1f})"
+                    if k in ("write_passages_s", "first_query_s")
+                    else ""
+                )
                 for k in ("write_passages_s", "write_synonyms_s", "first_query_s", "next_query_s")
             ),
         ]
@@ -601,7 +606,9 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "After the queries above, in the same process: one `write_passages` call of "
         f"{_write_batch(data)} passage(s) and its `write_synonyms`, then the first default-mode "
-        "(`hipporag2`) query after it (the snapshot carried forward) and the next one.",
+        "(`hipporag2`) query after it (the snapshot carried forward) and the next one; in brackets the "
+        "slowest of the writes (the first write of a process grows the memory-mapped phrase and passage "
+        "matrices).",
         "",
         md_table(
             ["phrases", "writes", "write_passages", "write_synonyms", "first query after", "next query"],

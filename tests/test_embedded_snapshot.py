@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from test_reliability_concurrency import one_passage
 from test_store_conformance import CORPUS, EMB, _index, _records
 
 from hipporag_neo4j.common.text import make_phrase_id
-from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files
+from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files, spare_rows
 from hipporag_neo4j.stores.embedded import store as store_module
 from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot
 from hipporag_neo4j.stores.embedded.strings import StringTable
@@ -267,6 +268,8 @@ def test_a_writer_keeps_appending_to_a_mapped_phrase_index(tmp_path: Path) -> No
     phrases, records = _records(ALL - FIRST)
     again.write_passages(phrases, records)
     assert again._phrase_index() is index  # appended in memory, not reloaded
+    if spare_rows.reservable():  # grown over a copy-on-write mapping of the file, not copied
+        assert index.copies == 0 and spare_rows.mapped_file(index.vectors) is None
     clean = _open(tmp_path / "clean", persist=False)
     _index(clean, ALL)
     assert again.nearest_phrases(EMB.encode(["lee", "harvard"]), 3, -1.0) == clean.nearest_phrases(
@@ -407,8 +410,16 @@ def test_a_snapshot_brought_forward_equals_a_rebuild_bit_for_bit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, carry: bool
 ) -> None:
     _carry(monkeypatch, carry)
-    for store in _random_history(tmp_path / "store", rounds=5, seed=seed):
-        served, rebuilt = _served(store), _rebuilt(store)
+    # after the first build, a version's transition matrices (the phrase graph's, HippoRAG 2's walk's)
+    # are the base's with the changed rows recomputed, never rebuilt whole
+    built: list[tuple[int, int]] = []
+    real = snapshot.transition_matrix
+    monkeypatch.setattr(snapshot, "transition_matrix", lambda a: built.append(a.shape) or real(a))
+    for i, store in enumerate(_random_history(tmp_path / "store", rounds=5, seed=seed)):
+        before = len(built)
+        served = _served(store)
+        assert i == 0 or len(built) == before
+        rebuilt = _rebuilt(store)
         assert served.keys() == rebuilt.keys()
         for name in served:
             assert served[name].dtype == rebuilt[name].dtype, name
@@ -563,14 +574,60 @@ def test_a_carried_snapshot_is_written_every_carry_commits(
 ) -> None:
     monkeypatch.setattr(store_module, "CARRY_COMMITS", 4)
     path = tmp_path / "store"
+    written = []
     for store in _random_history(path, rounds=4, seed=3):
         _served(store)
-    # 1 build, then 7 commits: 3 carried in memory, the 4th since the persisted version written, 3 carried
-    assert (store.snapshot_builds, store.snapshot_carries, store.snapshot_updates) == (1, 6, 1)
-    newest = max(int(v[1:]) for v in _versions(path))
-    assert store.stats().extra["graph_version"] - newest < 4
+        store.wait_for_snapshot_writer()
+        written.append(max(int(v[1:]) for v in _versions(path)))
+    # 1 build, then 7 commits all carried in memory; the query of the 4th commit since the persisted
+    # version had that version brought forward and written by a thread of its own (no update here)
+    assert (store.snapshot_builds, store.snapshot_carries, store.snapshot_updates) == (1, 7, 0)
+    assert written == [written[0]] * 4 + [written[0] + 4] * 4
+    assert store.stats().extra["graph_version"] - written[-1] < 4
     reopened = EmbeddedStore(path)
     reopened.open("random-model", 8)
     served, rebuilt = _served(reopened), _rebuilt(reopened)  # brought forward from the written one
     assert served.keys() == rebuilt.keys() and all(np.array_equal(a, rebuilt[k]) for k, a in served.items())
     assert (reopened.snapshot_builds, reopened.snapshot_updates) == (0, 1)
+
+
+def test_a_mapped_matrix_grows_over_its_file_without_copying_or_writing_it(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((1000, 24)).astype(np.float32)  # not a whole number of pages
+    path = tmp_path / "rows.bin"
+    rows.tofile(path)
+    on_disk = path.read_bytes()
+    mapped = np.memmap(path, dtype=np.float32, mode="r", shape=(1000, 24)).view(np.ndarray)
+    assert spare_rows.mapped_file(mapped[:999]) == str(path) and spare_rows.mapped_file(mapped[1:]) is None
+    new = rng.standard_normal((7, 24)).astype(np.float32)
+    matrix, buffer, copied = spare_rows.grown(mapped[:999], mapped, new)  # row 999 of the file is not ours
+    assert np.array_equal(matrix, np.vstack([rows[:999], new])) and matrix.flags.writeable
+    assert copied is not spare_rows.reservable() and len(buffer) > len(matrix)
+    again, same, copied = spare_rows.grown(matrix, buffer, new[:2])  # into the spare rows
+    assert same is buffer and not copied and np.array_equal(again[:1006], matrix)
+    assert np.array_equal(again[1006:], new[:2]) and path.read_bytes() == on_disk  # the file untouched
+    full, other, copied = spare_rows.grown(again, again, new)  # no spare rows: a new buffer
+    assert other is not buffer and copied and np.array_equal(full[:1008], again)
+    del matrix, buffer, again, same, full, other
+    heap, room, copied = spare_rows.grown(rows[:10], None, new)  # a heap matrix: copied
+    assert copied and np.array_equal(heap, np.vstack([rows[:10], new])) and len(room) >= 17
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_walk_graph_is_laid_out_as_a_block_matrix_of_scipy(seed: int) -> None:
+    """HippoRAG 2's phrase + passage graph, assembled row block by row block, equals ``sp.bmat`` of the
+    phrase graph and the mentions' pattern to the bit (data, indices, indptr)."""
+    rng = np.random.default_rng(seed)
+    for n, n_passages in ((60, 9), (5, 0), (1, 1), (40, 25)):
+        upper = sp.random(n, n, density=0.1, random_state=rng, format="csr")
+        adjacency = sp.csr_matrix(upper + upper.T)
+        mentions = sp.random(n_passages, n, density=0.2, random_state=rng, format="csr")
+        mentions.data[:] = rng.integers(1, 4, mentions.nnz)
+        links = mentions.copy()
+        links.data[:] = 1.0
+        expected = sp.bmat([[adjacency, links.T], [links, None]], format="csr") if n_passages else adjacency
+        got = snapshot.walk_adjacency(adjacency, mentions)
+        assert got.shape == expected.shape
+        for name in ("data", "indices", "indptr"):
+            want, have = getattr(expected, name), getattr(got, name)
+            assert have.dtype == want.dtype and np.array_equal(have, want), name

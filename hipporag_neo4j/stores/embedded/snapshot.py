@@ -30,6 +30,7 @@ from hipporag_neo4j.graph.ppr import (
 from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded.knn import top_positions
 from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS, RELATION_KEY_EDGES, SYNONYM_KEYS
+from hipporag_neo4j.stores.embedded.spare_rows import grown
 from hipporag_neo4j.stores.embedded.strings import StringTable
 from hipporag_neo4j.stores.scores import PassageScores, same_table
 
@@ -54,11 +55,12 @@ def blob_to_matrix(blobs: list[bytes], dim: int) -> Matrix:
 
 def _rows_with_vectors(
     conn: sqlite3.Connection, count_sql: str, sql: str, dim: int
-) -> tuple[list[tuple[Any, ...]], Matrix]:
+) -> tuple[list[tuple[Any, ...]], Matrix, Matrix]:
     """Rows of ``sql`` whose last column is a vector: the other columns as tuples, the vectors as one
-    matrix filled batch by batch (no list of a million blobs held at once)."""
+    matrix filled batch by batch (no list of a million blobs held at once), and its buffer, which has
+    spare rows for appending (untouched: address space, not memory)."""
     n = int(conn.execute(count_sql).fetchone()[0])
-    vectors = np.empty((n, dim), dtype=np.float32)
+    vectors = np.empty((n + n // 4 + 64, dim), dtype=np.float32)
     rows: list[tuple[Any, ...]] = []
     cursor = conn.execute(sql)
     while batch := cursor.fetchmany(_FETCH):
@@ -69,22 +71,26 @@ def _rows_with_vectors(
             b"".join(r[-1] for r in batch), np.float32
         ).reshape(len(batch), dim)
         rows.extend(r[:-1] for r in batch)
-    return rows, vectors[: len(rows)]
+    return rows, vectors[: len(rows)], vectors
 
 
 class PhraseIndex:
     """Phrase ids, names and vectors; grows in place as phrases are written (no reload per batch).
 
     The vectors live in a buffer with spare room, so appending a batch copies the batch, not the matrix
-    (``np.vstack`` per batch copied 1.5 GiB at 1M phrases); a memory-mapped (read-only) buffer is copied
-    once, on the first append.
+    (``np.vstack`` per batch copied 1.5 GiB at 1M phrases); a memory-mapped (read-only) snapshot file
+    is grown over a copy-on-write mapping of the file where the platform allows (:func:`spare_rows.grown`),
+    else copied once, on the first append.
     """
 
-    def __init__(self, ids: StringTable, names: StringTable, vectors: Matrix) -> None:
+    def __init__(
+        self, ids: StringTable, names: StringTable, vectors: Matrix, rows: int | None = None
+    ) -> None:
         self.ids = ids
         self.names = names
-        self._buffer = vectors
-        self._n = len(vectors)
+        self._buffer = vectors  # the first ``rows`` rows (default: all) are the index's, the rest spare
+        self._n = len(vectors) if rows is None else rows
+        self.copies = 0  # appends that copied the matrix into a new buffer (tests)
 
     @property
     def vectors(self) -> Matrix:
@@ -100,9 +106,21 @@ class PhraseIndex:
         other._buffer = other._buffer[: other._n]  # no spare room left to it
         return index
 
+    def carried(self, ids: StringTable, names: StringTable, n_base: int, rows: Matrix) -> PhraseIndex:
+        """An index of ``ids`` and ``names`` over this index's first ``n_base`` vectors then ``rows``
+        (a snapshot carried forward by another process's write); it takes over this index's spare rows
+        when this index holds exactly ``n_base`` rows, and copies nothing of a mapped file."""
+        own = self._n == n_base
+        matrix, buffer, copied = grown(self._buffer[:n_base], self._buffer if own else None, rows)
+        if own:
+            self._buffer = self._buffer[:n_base]  # no spare room left to it
+        index = PhraseIndex(ids, names, buffer, len(matrix))
+        index.copies = int(copied)
+        return index
+
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int) -> PhraseIndex:
-        rows, vectors = _rows_with_vectors(
+        rows, vectors, buffer = _rows_with_vectors(
             conn,
             "SELECT COUNT(*) FROM phrases",
             "SELECT id, name, embedding FROM phrases ORDER BY rowid",
@@ -111,7 +129,8 @@ class PhraseIndex:
         return cls(
             StringTable.of([r[0] for r in rows], searchable=True),
             StringTable.of([r[1] for r in rows]),
-            vectors,
+            buffer,
+            len(vectors),
         )
 
     def position(self, phrase_id: str) -> int | None:
@@ -120,13 +139,9 @@ class PhraseIndex:
     def append(self, ids: list[str], names: list[str], vectors: Matrix) -> None:
         if not len(ids):
             return
-        need = self._n + len(vectors)
-        if need > len(self._buffer) or not self._buffer.flags.writeable:
-            grown = np.empty((max(need, self._n + self._n // 4), self._buffer.shape[1]), dtype=np.float32)
-            grown[: self._n] = self._buffer[: self._n]
-            self._buffer = grown
-        self._buffer[self._n : need] = vectors
-        self._n = need
+        matrix, self._buffer, copied = grown(self.vectors, self._buffer, vectors)
+        self._n = len(matrix)
+        self.copies += int(copied)
         self.ids.append(ids)
         self.names.append(names)
 
@@ -168,7 +183,7 @@ class FactIndex:
 
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int) -> FactIndex:
-        rows, vectors = _rows_with_vectors(
+        rows, vectors, buffer = _rows_with_vectors(
             conn,
             "SELECT COUNT(*) FROM facts WHERE embedding IS NOT NULL",
             f"{FACT_ROWS} WHERE f.embedding IS NOT NULL ORDER BY f.key",
@@ -181,6 +196,7 @@ class FactIndex:
             object_ids=[r[3] for r in rows],
             vectors=vectors,
             last_key=int(conn.execute(_LAST_FACT_KEY).fetchone()[0]),
+            _buffer=buffer,  # spare rows: the first extension after a load copies nothing
         )
 
     def extended(self, conn: sqlite3.Connection) -> FactIndex:
@@ -193,9 +209,10 @@ class FactIndex:
             f"{FACT_ROWS} WHERE f.key > ? AND f.embedding IS NOT NULL ORDER BY f.key", (self.last_key,)
         ).fetchall()
         n, dim = self.vectors.shape
-        if not rows:
+        if not rows:  # the spare rows handed on all the same
+            buffer, self._buffer = self._buffer, None
             return FactIndex(
-                self.ids, self.subject_ids, self.predicates, self.object_ids, self.vectors, last_key
+                self.ids, self.subject_ids, self.predicates, self.object_ids, self.vectors, last_key, buffer
             )
         need = n + len(rows)
         buffer = self._buffer
@@ -272,6 +289,229 @@ def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
     return matrix
 
 
+def walk_adjacency(adjacency: sp.csr_matrix, mentions: sp.csr_matrix) -> sp.csr_matrix:
+    """HippoRAG 2's phrase + passage graph: ``[[adjacency, L.T], [L, 0]]`` with ``L`` the mentions'
+    pattern at weight 1 (passage ``p`` is node ``n_phrases + p``). Laid out as ``sp.bmat`` lays it out
+    (each phrase row: its phrase entries, then its passages in order; each passage row: its phrases),
+    the same arrays bit for bit, but copied into place row block by row block: no coordinate format and
+    no sort, so carrying a snapshot forward costs a few passes over the arrays (``sp.bmat`` took most of
+    the first query after a write at 100k phrases). Both inputs must have sorted indices (every
+    snapshot's do)."""
+    n, n_passages = adjacency.shape[0], mentions.shape[0]
+    linked = mentions.tocsc()  # per phrase, the passages that mention it, in order
+    len_a = np.diff(adjacency.indptr).astype(np.int64)
+    len_l = np.diff(linked.indptr).astype(np.int64)
+    indptr = np.zeros(n + n_passages + 1, dtype=np.int64)
+    np.cumsum(len_a + len_l, out=indptr[1 : n + 1])
+    indptr[n + 1 :] = indptr[n] + np.cumsum(np.diff(mentions.indptr))
+    nnz = int(indptr[-1])
+    index_type = np.int32 if max(nnz, n + n_passages) < 2**31 else np.int64
+    indices: npt.NDArray[Any] = np.empty(nnz, dtype=index_type)
+    data = np.empty(nnz, dtype=np.float64)
+    # each phrase row: its adjacency entries at the row's start, then its passages
+    at = np.arange(adjacency.nnz, dtype=np.int64)
+    at += np.repeat(indptr[:n] - adjacency.indptr[:-1], len_a)
+    indices[at] = adjacency.indices
+    data[at] = adjacency.data
+    at = np.arange(linked.nnz, dtype=np.int64)
+    at += np.repeat(indptr[:n] + len_a - linked.indptr[:-1], len_l)
+    del len_a, len_l
+    indices[at] = linked.indices
+    indices[at] += n
+    data[at] = 1.0
+    del at, linked
+    start = int(indptr[n])
+    indices[start:] = mentions.indices
+    data[start:] = 1.0
+    return sp.csr_matrix(
+        (data, indices, indptr.astype(index_type, copy=False)),
+        shape=(n + n_passages, n + n_passages),
+        copy=False,
+    )
+
+
+def spliced(
+    old: sp.csr_matrix,
+    shape: tuple[int, int],
+    blocks: list[tuple[int, int, int]],
+    rows: npt.NDArray[np.int64],
+    replacement: sp.csr_matrix,
+    shift: tuple[int, int] | None = None,
+) -> sp.csr_matrix:
+    """A CSR matrix of ``shape`` whose rows ``rows`` (sorted, distinct) are ``replacement``'s rows in
+    order and whose other rows are ``old``'s, moved by ``blocks`` (old start, old stop, new start; a
+    row in no block is empty), their column indices at or above ``shift[0]`` raised by ``shift[1]``.
+    Runs of kept rows are copied whole, so a write's few changed rows cost a copy of the arrays, not a
+    rebuild. Index arrays are int32 where they fit (as :func:`_compact`)."""
+    n_rows = shape[0]
+    old_lengths = np.diff(old.indptr)
+    lengths = np.zeros(n_rows, dtype=np.int64)
+    for start, stop, at in blocks:
+        lengths[at : at + stop - start] = old_lengths[start:stop]
+    new_lengths = np.diff(replacement.indptr).astype(np.int64)
+    lengths[rows] = new_lengths
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    nnz = int(indptr[-1])
+    index_type = np.int32 if nnz < 2**31 and max(shape) < 2**31 else np.int64
+    indices: npt.NDArray[Any] = np.empty(nnz, dtype=index_type)
+    data = np.empty(nnz, dtype=old.data.dtype)
+    for start, stop, at in blocks:
+        lo, hi = np.searchsorted(rows, [at, at + stop - start])
+        first = at  # the next kept row (new position)
+        for cut in [*rows[lo:hi].tolist(), at + stop - start]:
+            if cut > first:
+                source = slice(int(old.indptr[start + first - at]), int(old.indptr[start + cut - at]))
+                target = slice(int(indptr[first]), int(indptr[cut]))
+                indices[target] = old.indices[source]
+                data[target] = old.data[source]
+                if shift is not None and shift[1]:
+                    moved = indices[target]
+                    moved[moved >= shift[0]] += shift[1]
+            first = cut + 1
+    if len(rows):
+        at_rows = np.arange(replacement.nnz, dtype=np.int64)
+        at_rows += np.repeat(indptr[rows] - replacement.indptr[:-1], new_lengths)
+        indices[at_rows] = replacement.indices
+        data[at_rows] = replacement.data
+    return sp.csr_matrix((data, indices, indptr.astype(index_type)), shape=shape, copy=False)
+
+
+def _transition_rows(rows: sp.csr_matrix, strength: npt.NDArray[np.float64]) -> sp.csr_matrix | None:
+    """The rows of :func:`transition_matrix` whose adjacency rows are ``rows``, from every node's
+    ``strength`` (the same products, laid out the same way); None where an entry would be zero (the
+    product would drop it: rebuild instead)."""
+    inv = np.zeros_like(strength)
+    connected = strength != 0
+    inv[connected] = 1.0 / strength[connected]
+    values = rows.data * inv[rows.indices]
+    if not values.all():
+        return None
+    indptr = rows.indptr.astype(np.int64)
+    lengths = np.diff(indptr)
+    row_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    reverse = indptr[row_of] + indptr[row_of + 1] - 1 - np.arange(len(values), dtype=np.int64)
+    return sp.csr_matrix((values[reverse], rows.indices[reverse], indptr), shape=rows.shape, copy=False)
+
+
+def _distinct_rows(*parts: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    return np.unique(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
+
+
+@dataclass
+class Carry:
+    """What a snapshot carried forward by a write keeps of its base: the base's phrase graph,
+    transition and strengths, and the rows of the new phrase graph the write touched, so the new
+    transition matrix and strengths are the old ones with the changed rows recomputed (every other
+    row is the same, to the bit); likewise HippoRAG 2's walk graph when the base had built it."""
+
+    adjacency: sp.csr_matrix
+    transition: sp.csr_matrix
+    strength: npt.NDArray[np.float64]
+    touched: npt.NDArray[np.int64]
+    walk: tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None = None
+    n_passages: int = 0
+
+
+def carried_transition(
+    adjacency: sp.csr_matrix, carry: Carry
+) -> tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None:
+    """Transition matrix and strengths of the phrase graph ``adjacency``, from ``carry``'s: the rows
+    whose entries change (the touched ones and their neighbours) recomputed, the others kept; None when
+    the base's transition dropped an entry (then rebuild)."""
+    n, n_old = adjacency.shape[0], carry.transition.shape[0]
+    if carry.transition.nnz != carry.adjacency.nnz:
+        return None
+    strength = np.zeros(n, dtype=np.float64)
+    strength[:n_old] = carry.strength
+    touched = carry.touched
+    if len(touched):
+        mine = adjacency[touched]
+        strength[touched] = node_strengths(mine)
+        changed = _distinct_rows(touched, mine.indices)
+    else:
+        changed = touched
+    rows = _transition_rows(adjacency[changed], strength)
+    if rows is None:
+        return None
+    return spliced(carry.transition, (n, n), [(0, n_old, 0)], changed, rows), strength
+
+
+def carried_walk(
+    adjacency: sp.csr_matrix, mentions: sp.csr_matrix, carry: Carry
+) -> tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None:
+    """HippoRAG 2's walk graph (transition matrix and strengths, as :meth:`GraphSnapshot.passage_graph`
+    builds them from :func:`walk_adjacency`) of the new phrase graph ``adjacency`` and ``mentions``,
+    from the base's: rows of nodes whose edges or neighbours' strengths changed recomputed, the others
+    moved (new phrases come before the passages, so passage columns shift), nothing else rebuilt."""
+    if carry.walk is None:
+        return None
+    old_transition, old_strength = carry.walk
+    n, n_passages = adjacency.shape[0], mentions.shape[0]
+    n_old, p_old = carry.adjacency.shape[0], carry.n_passages
+    if old_transition.shape[0] != n_old + p_old or old_transition.nnz != carry.adjacency.nnz + 2 * int(
+        mentions.indptr[p_old]
+    ):
+        return None  # not the base's walk, or its transition dropped an entry: rebuild
+    k = n - n_old
+    size = n + n_passages
+    # phrases whose walk row changes: touched in the phrase graph, new, or mentioned by a new passage
+    new_mentions = mentions[p_old:]
+    phrases = _distinct_rows(carry.touched, np.arange(n_old, n), new_mentions.indices)
+    new_passages = np.arange(n + p_old, size, dtype=np.int64)
+    by_phrase = new_mentions.tocsc()  # per phrase, the new passages that mention it
+
+    def walk_rows(nodes: npt.NDArray[np.int64]) -> sp.csr_matrix:
+        """Rows ``nodes`` (sorted; new positions) of the new walk adjacency: a phrase's phrase-graph
+        entries, then its old passages (read off the old walk row, shifted), then its new ones; a
+        passage's phrases."""
+        cut = int(np.searchsorted(nodes, n))
+        parts_i: list[npt.NDArray[Any]] = []
+        parts_d: list[npt.NDArray[Any]] = []
+        lengths = np.zeros(len(nodes), dtype=np.int64)
+        for r, node in enumerate(nodes[:cut].tolist()):
+            a0, a1 = int(adjacency.indptr[node]), int(adjacency.indptr[node + 1])
+            old_passages: npt.NDArray[Any] = np.zeros(0, dtype=np.int64)
+            if node < n_old:
+                o0, o1 = int(old_transition.indptr[node]), int(old_transition.indptr[node + 1])
+                columns = old_transition.indices[o0:o1]
+                old_passages = np.sort(columns[columns >= n_old]).astype(np.int64) + k
+            fresh = by_phrase.indices[by_phrase.indptr[node] : by_phrase.indptr[node + 1]] + (n + p_old)
+            parts_i += [adjacency.indices[a0:a1], old_passages, fresh]
+            parts_d += [adjacency.data[a0:a1], np.ones(len(old_passages) + len(fresh))]
+            lengths[r] = (a1 - a0) + len(old_passages) + len(fresh)
+        for r, node in enumerate(nodes[cut:].tolist(), start=cut):
+            p = node - n
+            m0, m1 = int(mentions.indptr[p]), int(mentions.indptr[p + 1])
+            parts_i.append(mentions.indices[m0:m1])
+            parts_d.append(np.ones(m1 - m0))
+            lengths[r] = m1 - m0
+        indptr = np.zeros(len(nodes) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        empty = np.zeros(0, dtype=np.int64)
+        return sp.csr_matrix(
+            (
+                np.concatenate([*parts_d, np.zeros(0)]).astype(np.float64),
+                np.concatenate([*(x.astype(np.int64) for x in parts_i), empty]),
+                indptr,
+            ),
+            shape=(len(nodes), size),
+        )
+
+    touched = np.concatenate([phrases, new_passages])
+    mine = walk_rows(touched)
+    strength = np.concatenate(
+        [old_strength[:n_old], np.zeros(k), old_strength[n_old:], np.zeros(n_passages - p_old)]
+    )
+    strength[touched] = node_strengths(mine)
+    changed = _distinct_rows(touched, mine.indices)
+    rows = _transition_rows(walk_rows(changed), strength)
+    if rows is None:
+        return None
+    blocks = [(0, n_old, 0), (n_old, n_old + p_old, n)]
+    return spliced(old_transition, (size, size), blocks, changed, rows, shift=(n_old, k)), strength
+
+
 @dataclass
 class GraphSnapshot:
     """Everything retrieval needs, as arrays indexed by phrase / passage position."""
@@ -288,6 +528,9 @@ class GraphSnapshot:
     n_synonym_edges: int
     _passage_graph: tuple[sp.csr_matrix, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
     _passage_strength: npt.NDArray[np.float64] | None = field(default=None, repr=False)
+    #: the passage vectors' buffer with spare rows past ``passage_vectors`` (only the newest snapshot of
+    #: a lineage carried forward in memory owns it)
+    _passage_room: Matrix | None = field(default=None, repr=False)
     facts: FactIndex | None = None  # loaded on first fact search
     joined: dict[tuple[tuple[str, ...], bool], JoinedMatrix] = field(default_factory=dict, repr=False)
     ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
@@ -477,11 +720,8 @@ class GraphSnapshot:
         return self._passage_graph
 
     def passage_adjacency(self) -> sp.csr_matrix:
-        """The symmetric adjacency of :meth:`passage_graph`."""
-        links = self.mentions.copy()
-        links.data[:] = 1.0
-        joint: sp.csr_matrix = sp.bmat([[self.adjacency, links.T], [links, None]], format="csr")
-        return joint
+        """The symmetric adjacency of :meth:`passage_graph` (:func:`walk_adjacency`)."""
+        return walk_adjacency(self.adjacency, self.mentions)
 
     def passage_strength(self) -> npt.NDArray[np.float64]:
         """Weighted degree of every node of :meth:`passage_graph`, for forward push."""
@@ -492,7 +732,7 @@ class GraphSnapshot:
     @classmethod
     def load(cls, conn: sqlite3.Connection, dim: int, phrases: PhraseIndex) -> GraphSnapshot:
         n_phrases = len(phrases.ids)
-        rows, passage_vectors = _rows_with_vectors(
+        rows, passage_vectors, passage_room = _rows_with_vectors(
             conn, "SELECT COUNT(*) FROM passages", "SELECT id, embedding FROM passages ORDER BY rowid", dim
         )
         passage_list = [r[0] for r in rows]
@@ -533,7 +773,7 @@ class GraphSnapshot:
         del relations, syn, syn_weights
         adjacency = canonical_adjacency(sources, targets, weights, n_relation, n_phrases)
         del sources, targets, weights
-        return cls.derived(
+        graph = cls.derived(
             phrases,
             StringTable.of(passage_list, searchable=True),
             mentions,
@@ -543,6 +783,8 @@ class GraphSnapshot:
             n_synonym,
             passage_vectors,
         )
+        graph._passage_room = passage_room
+        return graph
 
     @classmethod
     def derived(
@@ -555,18 +797,25 @@ class GraphSnapshot:
         n_relation: int,
         n_synonym: int,
         passage_vectors: Matrix | None = None,
+        carry: Carry | None = None,
     ) -> GraphSnapshot:
         """A snapshot from its phrase graph and mentions: transition matrix and strengths computed here,
-        by a rebuild and by a snapshot brought forward alike."""
-        transition, _ = transition_matrix(adjacency)
-        transition = _compact(transition)
+        by a rebuild and by a snapshot brought forward alike; or, given the ``carry`` of a base snapshot,
+        the base's with the rows a write changed recomputed (the same arrays)."""
+        found = carried_transition(adjacency, carry) if carry is not None else None
+        if found is None:
+            transition, _ = transition_matrix(adjacency)
+            transition = _compact(transition)
+            strength = node_strengths(adjacency)
+        else:
+            transition, strength = found
         if np.array_equal(transition.indptr, adjacency.indptr) and np.array_equal(
             transition.indices, adjacency.indices
         ):
             transition = _csr(transition.data, adjacency.indices, adjacency.indptr, transition.shape)
         if passage_vectors is None:
             passage_vectors = np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32)
-        return cls(
+        graph = cls(
             phrases=phrases,
             passage_ids=passage_ids,
             passage_vectors=passage_vectors,
@@ -574,10 +823,15 @@ class GraphSnapshot:
             passage_counts=passage_counts,
             adjacency=adjacency,
             transition=transition,
-            strength=node_strengths(adjacency),
+            strength=strength,
             n_relation_edges=n_relation,
             n_synonym_edges=n_synonym,
         )
+        walk = carried_walk(adjacency, mentions, carry) if carry is not None else None
+        if walk is not None:
+            graph._passage_graph = (walk[0], np.asarray(walk[1] == 0))
+            graph._passage_strength = walk[1]
+        return graph
 
     # --- persistence (snapshot_files) --------------------------------------------------------------
     def arrays(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:

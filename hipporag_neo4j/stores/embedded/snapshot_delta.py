@@ -12,10 +12,13 @@ When every version after a persisted snapshot's did, the new state is the old on
 
 Only the rows of the phrase graph that these touch are rebuilt; each entry is recomputed as the full
 build computes it (``snapshot.canonical_adjacency``: the integer relation count, then the synonym score,
-rounded once), the old count recovered exactly from the old entry and the pair's stored synonym score.
-Strength, transition matrix, passage counts and HippoRAG 2's walk graph are then recomputed from the
-new matrices by the same functions as a rebuild (whole-array numpy work, no SQL), so every array equals
-a rebuild's bit for bit (tested). Deletes, re-embedding and anything else are logged as 'full': rebuild.
+rounded once), the old count recovered exactly from the old entry and the pair's stored synonym score;
+the other rows are copied in runs (``snapshot.spliced``). Strengths and transition matrices (of the
+phrase graph and of HippoRAG 2's walk graph, when the base had built it) are the base's with the rows
+whose entries change recomputed by the same products as a rebuild (the touched nodes and their
+neighbours: ``snapshot.carried_transition`` / ``carried_walk``), passage counts the old ones plus the
+new mentions', so every array equals a rebuild's bit for bit (tested). Deletes, re-embedding and
+anything else are logged as 'full': rebuild.
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ import scipy.sparse as sp
 
 from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.embedded import schema
-from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot, PhraseIndex, _compact, blob_to_matrix
+from hipporag_neo4j.stores.embedded.snapshot import (
+    Carry,
+    GraphSnapshot,
+    PhraseIndex,
+    _compact,
+    blob_to_matrix,
+    spliced,
+)
 from hipporag_neo4j.stores.embedded.snapshot_files import Appended
 
 ROWIDS = "rowids"  # manifest key: {"phrases": int, "passages": int, "facts": int} the snapshot was built from
@@ -179,9 +189,10 @@ def carried_forward(
     passage_counts = np.bincount(delta_mentions.indices, minlength=n).astype(np.int32)
     passage_counts[:n_old] += base.passage_counts
 
-    adjacency, n_new_relation = _adjacency(
+    adjacency, n_new_relation, touched = _adjacency(
         conn, base.adjacency, n, stamp["passages"], relation, synonyms, position
     )
+    walk = base._passage_graph
     graph = GraphSnapshot.derived(
         PhraseIndex(ids, names, np.zeros((0, dim), dtype=np.float32)),
         passage_ids,
@@ -190,6 +201,14 @@ def carried_forward(
         adjacency,
         base.n_relation_edges + n_new_relation,
         base.n_synonym_edges + len(synonyms),
+        carry=Carry(
+            base.adjacency,
+            base.transition,
+            base.strength,
+            touched,
+            None if walk is None or base._passage_strength is None else (walk[0], base._passage_strength),
+            n_old_passages,
+        ),
     )
     return Delta(
         graph,
@@ -214,10 +233,10 @@ def _adjacency(
     relation: list[tuple[str, str, int]],
     synonyms: list[tuple[str, str, float]],
     position: Any,
-) -> tuple[sp.csr_matrix, int]:
+) -> tuple[sp.csr_matrix, int, npt.NDArray[np.int64]]:
     """The phrase graph with the new relation counts and synonym edges: the touched rows rebuilt, each
-    touched entry ``R + S`` as ``canonical_adjacency`` computes it; and how many (subject, object) pairs
-    are new."""
+    touched entry ``R + S`` as ``canonical_adjacency`` computes it; how many (subject, object) pairs
+    are new; and the touched rows."""
     # per unordered pair {i, j} (i < j): relation count added, synonym score added, ids for the lookup
     added_r: dict[tuple[int, int], float] = {}
     pair_ids: dict[tuple[int, int], tuple[str, str]] = {}
@@ -251,7 +270,7 @@ def _adjacency(
         shape=(n, n),
     )
     if not keys:
-        return _compact(padded.copy()), 0
+        return _compact(padded.copy()), 0, np.zeros(0, dtype=np.int64)
 
     pairs = np.array(keys, dtype=np.int64).reshape(-1, 2)
     touched = np.unique(pairs.ravel())
@@ -282,25 +301,19 @@ def _adjacency(
         p_vals += [value, value]
 
     patch_key = np.array(p_rows, dtype=np.int64) * n + np.array(p_cols, dtype=np.int64)
-    keep = ~np.isin(before_key, patch_key)
+    keep = ~np.isin(before_key, patch_key, kind="sort")
+    # the touched rows rebuilt: their other entries as they were, the patched ones recomputed
+    order = np.searchsorted(touched, np.concatenate([before_rows[keep], np.array(p_rows, dtype=np.int64)]))
     patch = sp.csr_matrix(
         (
             np.concatenate([rows_before.data[keep], np.array(p_vals, dtype=np.float64)]),
             (
-                np.concatenate([before_rows[keep], np.array(p_rows, dtype=np.int64)]),
+                order,
                 np.concatenate([rows_before.col[keep].astype(np.int64), np.array(p_cols, dtype=np.int64)]),
             ),
         ),
-        shape=(n, n),
+        shape=(len(touched), n),
     )
-    # the untouched rows as they were, then the touched ones rebuilt (a linear merge of sorted rows;
-    # an entry present on one side only is copied, x + 0 = x)
-    row_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(padded.indptr))
-    untouched = np.ones(n, dtype=np.bool_)
-    untouched[touched] = False
-    kept = untouched[row_of]
-    counts = np.bincount(row_of[kept], minlength=n)
-    rest = sp.csr_matrix(
-        (padded.data[kept], padded.indices[kept], np.concatenate([[0], np.cumsum(counts)])), shape=(n, n)
-    )
-    return _compact(sp.csr_matrix(rest + patch)), n_new_relation
+    patch.sum_duplicates()  # sorted columns per row (there are no duplicates)
+    # every other row as it was, copied in runs between the touched ones
+    return spliced(old, (n, n), [(0, n_old, 0)], touched, patch), n_new_relation, touched

@@ -74,6 +74,7 @@ from hipporag_neo4j.stores.embedded.schema import (
     keys_of,
 )
 from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.embedded.spare_rows import grown
 from hipporag_neo4j.stores.embedded.strings import StringTable
 from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
 from hipporag_neo4j.stores.scores import PassageScores
@@ -86,7 +87,8 @@ INDEX_DIR = "vector_index"
 #: many rows or 1/64 of the indexed rows (1M: 15.6k, about a quarter of the rows 64 probes score)
 INDEX_TAIL_ROWS = 8_192
 #: commits a snapshot is carried forward in memory (never written) past the newest persisted one; the
-#: next query after that many brings the persisted one forward and writes it
+#: query after that many starts bringing the persisted one forward and writing it in a thread of its own
+#: (off the query path); 0: never carry (every version brought forward from the persisted one)
 CARRY_COMMITS = 16
 _MAX_PATH_BYTES = 504  # measured: SQLite's 512-byte path limit, less room for the "-wal" suffix
 
@@ -162,6 +164,9 @@ class EmbeddedStore:
         self.snapshot_updates = 0  # persisted snapshots brought forward by the rows written since
         self.fact_loads = 0  # fact indexes read whole (not extended by the rows written since)
         self.snapshot_carries = 0  # snapshots carried forward in memory by the rows written since
+        #: the thread writing a carried version's snapshot to disk (see CARRY_COMMITS), if one ran
+        self.persister: threading.Thread | None = None
+        self._persist_due = False
 
     # --- lifecycle ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -240,6 +245,10 @@ class EmbeddedStore:
                     ),
                 )
                 floor = snapshot_files.newest_version(self.path)
+                served, facts = self._served, self._facts
+                for kept in (served[0] if served else None, facts[0] if facts else None):
+                    if floor is not None and kept is not None:  # this process carries from there
+                        floor = min(floor, kept)
                 if floor is not None:  # rows below the newest persisted snapshot are no longer needed
                     # (not above this commit's base: a directory left by a lost history must not prune)
                     conn.execute(schema.LOG_PRUNE, (min(floor, before),))
@@ -298,6 +307,7 @@ class EmbeddedStore:
         return existing
 
     def close(self) -> None:
+        self.wait_for_snapshot_writer()  # nothing written into the store after it is closed (or dropped)
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -374,16 +384,50 @@ class EmbeddedStore:
                     snapshot_delta.read_rowids(conn),
                     self._snapshot,
                 )
+            if self._persist_due:
+                self._persist_due = False
+                self._persist_in_background()
             return self._snapshot
+
+    def _persist_in_background(self) -> None:
+        """Bring the newest persisted snapshot forward to the current version and write it, in a thread
+        with a store object (and connection) of its own, so a process that opens the store later has few
+        rows to bring forward, without the query that found it due waiting for the disk. Best effort, as
+        every snapshot write; one thread at a time."""
+        if self.persister is not None and self.persister.is_alive():
+            return
+        meta = self._meta
+        if meta is None:
+            return
+
+        def persist() -> None:
+            other = EmbeddedStore(self.path, vector_search=self.vector_search)
+            try:
+                other.open(meta.embedding_model, meta.embedding_dim)
+                other._graph()  # maps, brings forward and writes, or builds and writes
+            except (StoreError, sqlite3.Error, OSError, RuntimeError) as exc:
+                log.warning("could not write the snapshot of %s: %s", self.path, exc)
+            finally:
+                other.close()
+
+        self.persister = threading.Thread(target=persist, name="hipporag-snapshot-writer", daemon=True)
+        self.persister.start()
+
+    def wait_for_snapshot_writer(self) -> None:
+        """Wait until a snapshot being written in the background (see CARRY_COMMITS) is on disk."""
+        if self.persister is not None:
+            self.persister.join()
 
     def _carried(self, conn: sqlite3.Connection, values: dict[str, str]) -> GraphSnapshot | None:
         """The last snapshot served, carried forward in memory by the rows committed since
         (:func:`snapshot_delta.carried_forward`: the cost of a write between two queries follows the
         rows written, plus whole-array numpy work on the matrices; no SQL over the store, nothing
         written to disk). None when a commit since was not append-only, when there is nothing to carry,
-        or when ``CARRY_COMMITS`` commits have passed since the newest persisted snapshot: then the
-        persisted one is brought forward and written, so a process that opens the store later has few
-        rows to bring forward."""
+        when no snapshot is persisted at all, or when carrying is off (``CARRY_COMMITS`` 0). Once
+        ``CARRY_COMMITS`` commits have passed since the newest persisted snapshot, the carried one is
+        served and the persisted one brought forward and written in a thread
+        (:meth:`_persist_in_background`), so a process that opens the store later has few rows to bring
+        forward and the query does not wait for the disk."""
         served = self._served
         if served is None:
             return None
@@ -391,8 +435,9 @@ class EmbeddedStore:
         if self.persist_snapshot:
             newest = snapshot_files.newest_version(self.path)
             current = int(values.get("graph_version", 0))
-            if newest is None or current - newest >= CARRY_COMMITS:
+            if newest is None or CARRY_COMMITS <= 0:
                 return None
+            self._persist_due = current - newest >= CARRY_COMMITS
         manifest = {"graph_version": version, "graph_token": token, snapshot_delta.ROWIDS: rowids}
         synonyms = snapshot_delta.logged_synonyms(conn, manifest, values)
         n_base = base.adjacency.shape[0]
@@ -414,9 +459,14 @@ class EmbeddedStore:
             # the writer's own phrase index, already holding the new rows: its vectors are taken over
             graph.phrases = PhraseIndex.taking_over(graph.phrases.ids, graph.phrases.names, warm)
         else:
-            vectors = np.concatenate([base.phrases.vectors[:n_base], delta.phrase_rows])
-            graph.phrases = PhraseIndex(graph.phrases.ids, graph.phrases.names, vectors)
-        graph.passage_vectors = np.concatenate([base.passage_vectors, delta.passage_rows])
+            graph.phrases = base.phrases.carried(
+                graph.phrases.ids, graph.phrases.names, n_base, delta.phrase_rows
+            )
+        # the new passages' vectors into spare rows (a mapped file's grown over it): no copy per carry
+        graph.passage_vectors, graph._passage_room, _ = grown(
+            base.passage_vectors, base._passage_room, delta.passage_rows
+        )
+        base._passage_room = None  # handed on: the base never writes past its rows again
         self._phrases = graph.phrases
         self.snapshot_carries += 1
         return graph
@@ -836,6 +886,7 @@ class EmbeddedStore:
         only: other namespaces under ``namespaces/`` stay). Waits for a writer that is mid-transaction,
         then unlinks the files while holding its write lock. A process that still has the store open
         keeps reading the removed files until it reopens; stop servers and indexers first."""
+        self.wait_for_snapshot_writer()
         with self._lock:
             if not (self.path / DB_FILE).exists():
                 self.close()
