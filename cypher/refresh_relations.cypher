@@ -4,7 +4,9 @@
 // `created` / `removed`: edges this statement made or deleted (the in-process copy's edge count).
 UNWIND $pairs AS pair
 MATCH (s:Phrase {namespace: $namespace, id: pair.subject_id})
+  USING INDEX SEEK s:Phrase(namespace, id)
 MATCH (o:Phrase {namespace: $namespace, id: pair.object_id})
+  USING INDEX SEEK o:Phrase(namespace, id)
 OPTIONAL MATCH (d:Passage)-[:STATES]->(f:Fact {namespace: $namespace, subject_id: pair.subject_id, object_id: pair.object_id})
   WHERE d.namespace = $namespace
 WITH s, o, d, f

@@ -1,9 +1,15 @@
 // One batch of phrases; an existing phrase keeps its name and embedding. `created`: how many this
 // statement inserted (the indexer reports these, not the phrases it found missing before the write: a
 // concurrent run may have stored some since; writers of a namespace go one at a time, see ingest.py).
+// In the same statement: the label of the embedding's dimension ($label: PhraseEmbeddingNNN, which puts
+// the phrase in that dimension's vector index; another dimension's label removed) and the "synonyms
+// pending" mark (cleared by synonyms_pending_clear in the transaction that writes its SYNONYM edges).
 UNWIND $rows AS row
 OPTIONAL MATCH (old:Phrase {namespace: $namespace, id: row.id})
+  USING INDEX SEEK old:Phrase(namespace, id)
 WITH row, old IS NULL AS is_new
 MERGE (p:Phrase {namespace: $namespace, id: row.id})
   ON CREATE SET p.name = row.name, p.embedding = row.embedding, p.passage_count = 0
+REMOVE p:$([l IN labels(p) WHERE l STARTS WITH $prefix_label AND l <> $label])
+SET p:$($label), p:SynonymsPending
 RETURN count(p) AS written, sum(CASE WHEN is_new THEN 1 ELSE 0 END) AS created

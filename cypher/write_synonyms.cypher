@@ -3,7 +3,9 @@
 // `created_pairs`: the [source, target] of the new ones (the in-process copy adds exactly these).
 UNWIND $rows AS row
 MATCH (s:Phrase {namespace: $namespace, id: row.source_id})
+  USING INDEX SEEK s:Phrase(namespace, id)
 MATCH (t:Phrase {namespace: $namespace, id: row.target_id})
+  USING INDEX SEEK t:Phrase(namespace, id)
 OPTIONAL MATCH (s)-[old:SYNONYM]->(t)
 WITH s, t, row, old IS NULL AS is_new
 MERGE (s)-[e:SYNONYM]->(t)

@@ -364,3 +364,79 @@ def test_vector_scores_are_exact_cosines(store: Neo4jStore) -> None:
     by_id = {p.id: p.embedding for p in ours}
     for hit in hits:
         assert hit.similarity == pytest.approx(float(query @ by_id[hit.id]), abs=1e-6)
+
+
+def test_counts_and_relations_brought_forward_by_writes_equal_a_recount(
+    settings: Neo4jSettings, store: Neo4jStore
+) -> None:
+    """A write adds to the passage counts and RELATION edges (write_mentions, write_relations) instead
+    of recounting them: after writes in several calls (a hub phrase, one pair stated by several passages
+    with predicates arriving out of order, a fact stated twice) and a delete (which recounts), every
+    phrase's passage_count and every RELATION edge's weight and sorted predicates are what a count from
+    scratch over MENTIONS and STATES gives; every node written carries its dimension's label."""
+    hub = PhraseRecord("hub", "hub", unit(1))
+    phrases = [hub, *(PhraseRecord(f"x{i}", f"x {i}", unit(10 + i)) for i in range(6))]
+
+    def fact(s: str, predicate: str, o: str) -> FactRecord:
+        return FactRecord(
+            f"{s}-{predicate}-{o}", s, predicate, o, f"{s} {predicate} {o}", unit(len(predicate))
+        )
+
+    def record(pid: str, mentions: list[str], facts: list[FactRecord]) -> PassageRecord:
+        return PassageRecord(
+            Passage(id=pid, text=f"text {pid}"), unit(100 + len(pid)), {m: 1 for m in mentions}, facts
+        )
+
+    batches = [
+        [
+            record("a1", ["hub", "x0", "x1"], [fact("x0", "z rel", "x1"), fact("hub", "in", "x0")]),
+            record("a2", ["hub", "x0", "x1"], [fact("x0", "z rel", "x1"), fact("x0", "m rel", "x1")]),
+        ],
+        [
+            record("b1", ["hub", "x0", "x1", "x2"], [fact("x0", "a rel", "x1"), fact("x1", "to", "x2")]),
+            record("b2", ["hub", "x3"], [fact("hub", "in", "x0"), fact("x3", "self", "x3")]),
+        ],
+        [record("c1", ["hub", "x4", "x5"], [fact("x4", "to", "x5"), fact("x0", "z rel", "x1")])],
+    ]
+    for batch in batches:
+        store.write_passages(phrases, batch)
+    store.delete_passages(["b2"])
+    store.write_passages(phrases, [record("d1", ["hub", "x3"], [fact("x3", "self", "x3")])])
+    ns = store.namespace
+
+    counts = raw(
+        settings,
+        "MATCH (p:Phrase {namespace: $ns}) "
+        "RETURN p.id AS id, p.passage_count AS stored, COUNT { (d:Passage)-[:MENTIONS]->(p) } AS counted",
+        ns=ns,
+    )
+    assert {r["id"]: r["stored"] for r in counts} == {r["id"]: r["counted"] for r in counts}
+    assert {r["id"]: r["stored"] for r in counts}["hub"] == 5
+
+    stored = raw(
+        settings,
+        "MATCH (s:Phrase {namespace: $ns})-[r:RELATION]->(o:Phrase) "
+        "RETURN s.id AS s, o.id AS o, r.weight AS weight, r.predicates AS predicates",
+        ns=ns,
+    )
+    counted = raw(
+        settings,
+        "MATCH (d:Passage {namespace: $ns})-[:STATES]->(f:Fact) WITH f ORDER BY f.predicate "
+        "RETURN f.subject_id AS s, f.object_id AS o, count(*) AS weight, "
+        "collect(DISTINCT f.predicate) AS predicates",
+        ns=ns,
+    )
+    assert sorted(stored, key=lambda r: (r["s"], r["o"])) == sorted(counted, key=lambda r: (r["s"], r["o"]))
+    x0_x1 = next(r for r in stored if (r["s"], r["o"]) == ("x0", "x1"))
+    assert (x0_x1["weight"], x0_x1["predicates"]) == (5, ["a rel", "m rel", "z rel"])
+    assert store.stats().relation_edges == len(counted)
+
+    unlabelled = raw(
+        settings,
+        "MATCH (n {namespace: $ns}) WHERE (n:Phrase OR n:Passage OR n:Fact) AND n.embedding IS NOT NULL "
+        "WITH n, CASE WHEN n:Phrase THEN 'Phrase' WHEN n:Passage THEN 'Passage' ELSE 'Fact' END AS kind "
+        "WHERE NOT kind + 'Embedding' + toString($dim) IN labels(n) RETURN n.id AS id",
+        ns=ns,
+        dim=DIM,
+    )
+    assert unlabelled == []

@@ -9,6 +9,7 @@ from test_neo4j_unit import open_store, opened_driver, passage, vec, write_drive
 
 from hipporag_neo4j.errors import ReembedPendingError
 from hipporag_neo4j.stores.base import PhraseRecord, ReembedState, SynonymEdge
+from hipporag_neo4j.stores.neo4j.cypher import load_query
 
 pytestmark = pytest.mark.unit
 
@@ -19,9 +20,11 @@ def test_new_phrases_are_marked_pending_in_the_transaction_that_writes_them() ->
     driver.calls.clear()
     written = store.write_passages([PhraseRecord("ph0", "paris", vec(1, 0, 0))], [passage("p1", {"ph0": 1})])
     assert written == ["p1"]
-    marks = driver.named("synonyms_pending_mark")
-    assert [c.params["ids"] for c in marks] == [["ph0"]]
-    assert {c.tx for c in driver.calls} == {driver.committed[-1]}  # with the phrases, one transaction
+    # the mark is set by the statement that writes the phrases
+    assert "SET p:$($label), p:SynonymsPending" in load_query("write_phrases").text
+    assert [[r["id"] for r in c.params["rows"]] for c in driver.named("write_phrases")] == [["ph0"]]
+    [write_tx] = {c.tx for c in driver.calls if c.name != "server_database_id"}
+    assert write_tx in driver.committed  # with the phrases, one transaction
 
 
 def test_synonym_edges_and_clearing_their_marks_are_one_transaction() -> None:
@@ -33,14 +36,25 @@ def test_synonym_edges_and_clearing_their_marks_are_one_transaction() -> None:
     assert {c.tx for c in driver.calls} == {driver.committed[-1]}
 
 
-def test_pending_phrases_are_read_with_their_vectors() -> None:
-    driver = opened_driver().on(
-        "synonyms_pending_read", [{"id": "ph0", "name": "paris", "embedding": [1.0, 0.0]}]
+def test_pending_phrases_come_with_the_vectors_this_process_wrote_without_reading_them() -> None:
+    driver = write_driver(existing=set())
+    driver.on(
+        "client_state", [{"graph_version": 1, "embedding_model": "all-MiniLM-L6-v2", "embedding_dim": 3}]
     )
-    store = open_store(driver)
-    [phrase] = store.pending_synonym_phrases(10)
-    assert (phrase.id, phrase.name, phrase.embedding.tolist()) == ("ph0", "paris", [1.0, 0.0])
+    driver.on("synonyms_pending_read", [{"id": "ph0", "name": "paris"}, {"id": "ph1", "name": "rome"}])
+    driver.on("client_vectors_phrase", [{"ids": ["ph1"], "vectors": [[0.0, 1.0, 0.0]]}])
+    store = open_store(driver, dim=3)
+    store.write_passages([PhraseRecord("ph0", "paris", vec(1, 0, 0))], [passage("p1", {"ph0": 1})])
+    driver.calls.clear()
+    ph0, ph1 = store.pending_synonym_phrases(10)
+    assert (ph0.id, ph0.name, ph0.embedding.tolist()) == ("ph0", "paris", [1.0, 0.0, 0.0])
+    assert (ph1.id, ph1.name, ph1.embedding.tolist()) == ("ph1", "rome", [0.0, 1.0, 0.0])
     assert driver.named("synonyms_pending_read")[0].params["limit"] == 10
+    # only the vector this process did not write is read; then it is held too
+    assert [c.params["ids"] for c in driver.named("client_vectors_phrase")] == [["ph1"]]
+    driver.calls.clear()
+    assert [p.id for p in store.pending_synonym_phrases(10)] == ["ph0", "ph1"]
+    assert not driver.named("client_vectors_phrase")
 
 
 def test_open_refuses_a_namespace_whose_reembed_did_not_finish() -> None:

@@ -21,6 +21,8 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent import futures
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -228,6 +230,34 @@ def _build_graph(extractions: Sequence[tuple[Passage, Extraction]]) -> _BatchGra
     return _BatchGraph(records, names)
 
 
+@dataclass
+class _Ready:
+    """One batch extracted and encoded, ready for the store."""
+
+    phrase_records: list[PhraseRecord]
+    records: list[PassageRecord]
+    new_facts: int
+    phrases: set[str]  # ids of the phrases it writes
+    facts: set[str]  # ids of the facts its passages state
+
+
+@dataclass
+class _InFlight:
+    """A batch whose store work runs in the worker thread; ``done`` of ``total`` inputs when it ends."""
+
+    future: Future[None]
+    ready: _Ready
+    done: int
+    total: int
+    waited: bool = False
+
+
+def _ids(ready: _Ready | None, kind: str) -> set[str]:
+    if ready is None:
+        return set()
+    return ready.phrases if kind == "phrases" else ready.facts
+
+
 class Indexer:
     def __init__(
         self,
@@ -251,6 +281,12 @@ class Indexer:
         return now
 
     def index(self, inputs: Sequence[PassageInput]) -> IndexReport:
+        """Index ``inputs`` a batch at a time. A batch's store work (its write, then its synonym edges)
+        runs in a worker thread while the next batch is extracted and encoded: the store's writes go in
+        the same order as one after the other (the next write waits for the previous batch's synonym
+        edges), and the next batch leaves out of its encode the phrases and facts the batch in flight
+        writes, so the graph and the texts encoded are those of a run without the overlap. A delete
+        (an updated passage's old version) waits for the batch in flight first."""
         report = IndexReport()
         t = time.perf_counter()
         sources = prepare_sources(inputs, self.embedder, self.options, report, self.progress)
@@ -260,10 +296,35 @@ class Indexer:
         size = self.options.batch_size
         if todo:
             self.progress("index", 0, len(todo))  # the total up front: a long run shows from its start
-        for start in range(0, len(todo), size):
-            self._index_batch(todo[start : start + size], report)
-            self.progress("index", min(start + size, len(todo)), len(todo))
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hipporag-store") as pool:
+            inflight: _InFlight | None = None
+            try:
+                for start in range(0, len(todo), size):
+                    ready = self._prepare_batch(todo[start : start + size], report, inflight)
+                    self._wait(inflight, report)
+                    done = min(start + size, len(todo))
+                    if ready is None:
+                        inflight = None
+                        self.progress("index", done, len(todo))
+                    else:
+                        future = pool.submit(self._store_batch, ready, report)
+                        inflight = _InFlight(future, ready, done, len(todo))
+                self._wait(inflight, report)
+                inflight = None
+            finally:
+                if inflight is not None:  # an error or an interrupt here: let the write in flight end
+                    futures.wait([inflight.future])
         return report
+
+    def _wait(self, inflight: _InFlight | None, report: IndexReport) -> None:
+        """Wait for the batch in flight (its errors raised here), then report its progress."""
+        if inflight is None or inflight.waited:
+            return
+        t = time.perf_counter()
+        inflight.future.result()
+        inflight.waited = True
+        self._tick(report, "store_wait", t)
+        self.progress("index", inflight.done, inflight.total)
 
     def _plan_updates(self, sources: dict[str, list[Passage]], report: IndexReport) -> list[Passage]:
         """What to write: passages not stored with the same content. Old versions to remove go to
@@ -298,7 +359,10 @@ class Indexer:
         report.updated.extend(stale)
         report.removed.extend(i for ids in stale.values() for i in ids)
 
-    def _index_batch(self, batch: Sequence[Passage], report: IndexReport) -> None:
+    def _prepare_batch(
+        self, batch: Sequence[Passage], report: IndexReport, inflight: _InFlight | None
+    ) -> _Ready | None:
+        """Extract and encode one batch (the phrases and facts ``inflight`` writes are not new)."""
         t = time.perf_counter()
         results = self.extractor.extract(batch)
         extracted: list[tuple[Passage, Extraction]] = []
@@ -309,15 +373,21 @@ class Indexer:
                 extracted.append((passage, result))
         t = self._tick(report, "extraction", t)
         if not extracted:
-            return
-        # an update: the old version goes just before the new one is written (not if extraction failed)
-        self._remove_old_versions([self._source_of[p.id] for p, _ in extracted], report)
+            return None
+        # an update: the old version goes just before the new one is written (not if extraction failed),
+        # after the batch in flight, as without the overlap
+        stale = [self._source_of[p.id] for p, _ in extracted]
+        if inflight is not None and any(sid in self._stale for sid in stale):
+            self._wait(inflight, report)
+            inflight = None
+        self._remove_old_versions(stale, report)
         graph = _build_graph(extracted)
 
-        new_ids = sorted(self.store.missing_phrases(list(graph.phrase_names)))
+        writing = inflight.ready if inflight is not None else None
+        new_ids = sorted(self.store.missing_phrases(list(graph.phrase_names)) - _ids(writing, "phrases"))
         new_names = [graph.phrase_names[i] for i in new_ids]
         all_facts = {f.id: f for r in graph.records for f in r.facts}
-        new_fact_ids = sorted(self.store.missing_facts(list(all_facts)))
+        new_fact_ids = sorted(self.store.missing_facts(list(all_facts)) - _ids(writing, "facts"))
         embed_fact_ids = new_fact_ids if self.options.embed_facts else []
         # one encode of everything the batch needs (passages, new phrases, new facts): sorted by length
         # together, a text the batch has twice (a phrase that is also a fact's text) encoded once
@@ -332,13 +402,17 @@ class Indexer:
         phrases = [PhraseRecord(i, n, v) for i, n, v in zip(new_ids, new_names, phrase_vectors, strict=True)]
         if self.options.embed_facts:
             _attach_fact_vectors(graph.records, dict(zip(embed_fact_ids, fact_vectors, strict=True)))
-        t = self._tick(report, "embedding", t)
+        self._tick(report, "embedding", t)
+        return _Ready(phrases, graph.records, len(new_fact_ids), set(new_ids), set(all_facts))
 
-        written = set(self.store.write_passages(phrases, graph.records))
+    def _store_batch(self, ready: _Ready, report: IndexReport) -> None:
+        """Write one batch, then its synonym edges (in the worker thread)."""
+        t = time.perf_counter()
+        written = set(self.store.write_passages(ready.phrase_records, ready.records))
         # the store checks for each passage inside its transaction: one that another writer stored
         # meanwhile is not written again, and is reported as skipped, not as indexed
-        report.indexed.extend(r.passage.id for r in graph.records if r.passage.id in written)
-        report.skipped.extend(r.passage.id for r in graph.records if r.passage.id not in written)
+        report.indexed.extend(r.passage.id for r in ready.records if r.passage.id in written)
+        report.skipped.extend(r.passage.id for r in ready.records if r.passage.id not in written)
         # the phrases and facts the write inserted, where the store counts them (the embedded store): an
         # index run beside this one may have stored some of those found missing before the write
         counts: tuple[int, int] | None = getattr(self.store, "last_write_counts", None)
@@ -346,8 +420,8 @@ class Indexer:
             report.new_phrases += counts[0]
             report.new_facts += counts[1]
         elif written:
-            report.new_phrases += len(phrases)
-            report.new_facts += len(new_fact_ids)
+            report.new_phrases += len(ready.phrase_records)
+            report.new_facts += ready.new_facts
         t = self._tick(report, "store_writes", t)
 
         report.new_synonym_edges += self._finish_synonyms()

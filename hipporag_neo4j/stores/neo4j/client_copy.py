@@ -335,19 +335,46 @@ class ClientCopy:
             self._view = None
         self._unpin()
 
-    def remember_phrase_vectors(self, ids: Sequence[str], vectors: Sequence[Vector]) -> None:
-        """Vectors of phrases just read from the server (``pending_synonym_phrases``): a phrase's stored
-        vector never changes while the model does not (a model change empties the held vectors), so the
-        synonym step does not read them a second time."""
-        if not ids:
-            return
-        state = self._state() if self._model is None else None
+    def phrase_vectors(self, ids: Sequence[str], *, keep: bool = True) -> dict[str, Vector]:
+        """The vectors of the phrases ``ids`` that exist (the synonym step's pending phrases), by id:
+        those held (written or read by this process under the namespace's current model: a phrase's
+        vector changes only with the model) without a read; the others read (``client_vectors_phrase``)
+        and, with ``keep``, held from then on. A phrase gone meanwhile (deleted) is left out."""
+        state = self._state()
         with self._load_lock:
-            if state is not None and self._model is None:
+            if self._model != (state.model, state.dim):
+                self._phrase_vectors.clear()
+                self._fact_vectors.clear()
                 self._model = (state.model, state.dim)
-            if self._model is not None:
-                for phrase_id, vector in zip(ids, vectors, strict=True):
-                    self._phrase_vectors.setdefault(phrase_id, np.asarray(vector, dtype=np.float32))
+                self._view = None
+            found = {i: self._phrase_vectors[i] for i in ids if i in self._phrase_vectors}
+        missing = [i for i in dict.fromkeys(ids) if i not in found]
+        if missing:
+            read = self.runner.transaction(
+                functools.partial(self._read_vectors, ids=missing, dim=state.dim), write=False
+            )
+            found.update(read)
+            if keep:
+                with self._load_lock:
+                    if self._model == (state.model, state.dim):
+                        for phrase_id, vector in read.items():
+                            self._phrase_vectors.setdefault(phrase_id, vector)
+        return found
+
+    def _read_vectors(self, tx: CypherTransaction, ids: Sequence[str], dim: int) -> dict[str, Vector]:
+        self._count("phrase_vectors")
+        found: dict[str, Vector] = {}
+        for start in range(0, len(ids), VECTOR_BATCH):
+            rows = tx.run(
+                "client_vectors_phrase", namespace=self.namespace, ids=list(ids[start : start + VECTOR_BATCH])
+            )
+            for row in rows:
+                pairs = [
+                    (str(i), v) for i, v in zip(row["ids"], row["vectors"], strict=True) if v is not None
+                ]
+                matrix = _matrix([v for _, v in pairs], dim)
+                found.update((phrase_id, matrix[k]) for k, (phrase_id, _) in enumerate(pairs))
+        return found
 
     def _part(self, name: str) -> View:
         """The view of the current version (the pinned query's) with part ``name`` read."""
@@ -541,6 +568,7 @@ class ClientCopy:
         *,
         relation_edges: int | None = 0,
         synonyms: Sequence[tuple[str, str, float]] | None = (),
+        model: tuple[str, int] | None = None,
     ) -> bool:
         """This process's write committed graph ``version`` (``write_passages``: ``phrases`` given, the
         passages ``written`` of ``records``; ``write_synonyms``: nothing). When the copy holds version
@@ -550,9 +578,14 @@ class ClientCopy:
         RELATION weights: one per new (passage, fact) statement; the SYNONYM edges ``synonyms`` the
         write inserted; ``relation_edges``: RELATION edges it made, for the edge count) are brought
         forward in process. A part that cannot be (``None`` given) is read again on first use. False
-        (nothing kept) when the copy was not at version - 1."""
+        when the copy was not at version - 1: then only the vectors written are kept, when ``model``
+        (the writer's embedding model and dimension) is the copy's or the copy has none yet (a copy
+        that later finds another model on the server drops them)."""
         self._unpin()  # a pinned query of this thread reads the version again
         with self._load_lock:
+            if model is not None and self._model in (None, model):
+                self._model = model
+                self._keep_vectors(phrases, records, written)
             old = self._view
             if old is None or old.version != version - 1:
                 return False
@@ -577,6 +610,19 @@ class ClientCopy:
             self._view = view
             self._count("advanced")
             return True
+
+    def _keep_vectors(
+        self, phrases: Sequence[PhraseRecord], records: Sequence[PassageRecord], written: Sequence[str]
+    ) -> None:
+        for phrase in phrases:
+            if phrase.embedding is not None:
+                self._phrase_vectors.setdefault(phrase.id, np.asarray(phrase.embedding, dtype=np.float32))
+        done = set(written)
+        for record in records:
+            if record.passage.id in done:
+                for fact in record.facts:
+                    if fact.embedding is not None:
+                        self._fact_vectors.setdefault(fact.id, np.asarray(fact.embedding, dtype=np.float32))
 
     def _advance_phrases(
         self, old: View, view: View, phrases: Sequence[PhraseRecord], new: Sequence[PassageRecord]

@@ -13,9 +13,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.stores.base import DeleteReport, Matrix, PassageRecord, PhraseRecord, SynonymEdge
-from hipporag_neo4j.stores.neo4j.graph_model import EmbeddedLabel
+from hipporag_neo4j.stores.base import (
+    DeleteReport,
+    FactRecord,
+    Matrix,
+    PassageRecord,
+    PhraseRecord,
+    SynonymEdge,
+)
+from hipporag_neo4j.stores.neo4j.graph_model import EmbeddedLabel, embedding_label
 from hipporag_neo4j.stores.neo4j.writer import CypherTransaction
 
 
@@ -27,8 +36,10 @@ def bump_version(tx: CypherTransaction, namespace: str) -> int:
 
 
 def vector_list(vector: Iterable[Any]) -> list[float]:
-    """A vector as the LIST<FLOAT> the driver sends (works on every edition)."""
-    return [float(x) for x in vector]
+    """A vector as the LIST<FLOAT> the driver sends (works on every edition): float64, exact for a
+    float32 vector, as one C loop (``tolist``) rather than a ``float()`` per element."""
+    values: list[float] = np.asarray(vector, dtype=np.float64).ravel().tolist()
+    return values
 
 
 def _unique(ids: Sequence[str]) -> list[str]:
@@ -52,18 +63,26 @@ def _created(rows: list[dict[str, Any]]) -> int:
     return sum(int(row.get("created") or 0) for row in rows)
 
 
+def _labels(kind: EmbeddedLabel, dim: int) -> dict[str, Any]:
+    """The parameters that give a written node its dimension's label (as ``schema.label_embeddings``)."""
+    return {"label": embedding_label(kind, dim), "prefix_label": f"{kind.capitalize()}Embedding"}
+
+
 def write_passages(
     tx: CypherTransaction,
     namespace: str,
     phrases: Sequence[PhraseRecord],
     passages: Sequence[PassageRecord],
     outcome: WriteOutcome | None = None,
+    *,
+    dim: int,
 ) -> list[str]:
-    """Write new phrases, then the passages not stored yet with their mentions and facts; refresh the
-    affected RELATION edges and passage counts. Returns the ids of the passages written; ``outcome``
-    (when given) gets the phrases and facts this transaction inserted (MERGE ... ON CREATE, counted in
-    the statement: the writers of a namespace go one at a time behind ``meta_bump_version``) and the
-    graph version it made."""
+    """Write new phrases (labelled with their dimension ``dim`` and marked "synonyms pending"), then the
+    passages not stored yet with their mentions and facts, and bring the affected RELATION edges and
+    passage counts forward by what this transaction added (not recomputed: every edge it adds is new, as
+    its passages are). Returns the ids of the passages written; ``outcome`` (when given) gets the phrases
+    and facts this transaction inserted (MERGE ... ON CREATE, counted in the statement: the writers of a
+    namespace go one at a time behind ``meta_bump_version``) and the graph version it made."""
     if outcome is not None:
         outcome.phrases, outcome.facts, outcome.version, outcome.relation_edges = 0, 0, None, 0
     if not phrases and not passages:
@@ -73,7 +92,9 @@ def write_passages(
         outcome.version = version
     phrase_rows = {p.id: {"id": p.id, "name": p.name, "embedding": vector_list(p.embedding)} for p in phrases}
     new_phrases = _created(
-        tx.run_batched("write_phrases", "rows", list(phrase_rows.values()), namespace=namespace)
+        tx.run_batched(
+            "write_phrases", "rows", list(phrase_rows.values()), namespace=namespace, **_labels("phrase", dim)
+        )
     )
     if outcome is not None:
         outcome.phrases = new_phrases
@@ -101,7 +122,7 @@ def write_passages(
         }
         for r in new.values()
     ]
-    tx.run_batched("write_passages", "rows", passage_rows, namespace=namespace)
+    tx.run_batched("write_passages", "rows", passage_rows, namespace=namespace, **_labels("passage", dim))
 
     mention_rows = [
         {"passage_id": pid, "phrase_id": phrase_id, "count": int(count)}
@@ -119,8 +140,7 @@ def write_passages(
         )
 
     fact_rows: dict[str, dict[str, object]] = {}
-    state_rows: list[dict[str, str]] = []
-    pairs: dict[tuple[str, str], None] = {}
+    stated: dict[tuple[str, str], FactRecord] = {}  # (passage, fact): one STATES edge each
     for pid, r in new.items():
         for fact in r.facts:
             row = fact_rows.setdefault(
@@ -136,22 +156,35 @@ def write_passages(
             )
             if fact.embedding is not None and row["embedding"] is None:
                 row["embedding"] = vector_list(fact.embedding)
-            state_rows.append({"passage_id": pid, "fact_id": fact.id})
-            pairs[(fact.subject_id, fact.object_id)] = None
-    new_facts = _created(tx.run_batched("write_facts", "rows", list(fact_rows.values()), namespace=namespace))
+            stated.setdefault((pid, fact.id), fact)
+    new_facts = _created(
+        tx.run_batched(
+            "write_facts", "rows", list(fact_rows.values()), namespace=namespace, **_labels("fact", dim)
+        )
+    )
     if outcome is not None:
         outcome.facts = new_facts
-    tx.run_batched("write_states", "rows", _unique_rows(state_rows), namespace=namespace)
-    changed = refresh_relations(tx, namespace, list(pairs))
+    state_rows = [{"passage_id": pid, "fact_id": fid} for pid, fid in stated]
+    tx.run_batched("write_states", "rows", state_rows, namespace=namespace)
+    changed = write_relations(tx, namespace, list(stated.values()))
     if outcome is not None:
         outcome.relation_edges = changed
-    mentioned = _unique([phrase_id for r in new.values() for phrase_id in r.mentions])
-    tx.run_batched("refresh_passage_counts", "ids", sorted(mentioned), namespace=namespace)
     return list(new)
 
 
-def _unique_rows(rows: list[dict[str, str]]) -> list[dict[str, str]]:
-    return list({tuple(sorted(r.items())): r for r in rows}.values())
+def write_relations(tx: CypherTransaction, namespace: str, statements: Sequence[FactRecord]) -> int:
+    """Bring the RELATION edges forward by new (passage, fact) statements (one ``FactRecord`` each):
+    per (subject, object) pair, weight + the statements, predicates united; the edges it created."""
+    pairs: dict[tuple[str, str], tuple[int, set[str]]] = {}
+    for fact in statements:
+        weight, predicates = pairs.get((fact.subject_id, fact.object_id), (0, set()))
+        predicates.add(fact.predicate)
+        pairs[(fact.subject_id, fact.object_id)] = (weight + 1, predicates)
+    rows = [
+        {"subject_id": s, "object_id": o, "weight": weight, "predicates": sorted(predicates)}
+        for (s, o), (weight, predicates) in sorted(pairs.items())
+    ]
+    return _created(tx.run_batched("write_relations", "rows", rows, namespace=namespace))
 
 
 def refresh_relations(tx: CypherTransaction, namespace: str, pairs: Sequence[tuple[str, str]]) -> int | None:

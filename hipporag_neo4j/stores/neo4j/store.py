@@ -254,43 +254,48 @@ class Neo4jStore:
 
     def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
         self.last_write_counts = None
-        dim = self._ready_meta().embedding_dim
+        meta = self._ready_meta()
         outcome = ingest.WriteOutcome()
 
         def work(tx: CypherTransaction) -> list[str]:
-            written = ingest.write_passages(tx, self.namespace, phrases, passages, outcome)
-            ids = list(dict.fromkeys(p.id for p in phrases))
-            schema.label_embeddings(tx, self.namespace, "phrase", ids, dim)
-            schema.label_embeddings(tx, self.namespace, "passage", [r.passage.id for r in passages], dim)
-            facts = [f.id for r in passages for f in r.facts]
-            schema.label_embeddings(tx, self.namespace, "fact", facts, dim)
-            tx.run_batched("synonyms_pending_mark", "ids", ids, namespace=self.namespace)
-            return written
+            # the nodes get their dimension's label and the phrases their "synonyms pending" mark in the
+            # statements that write them (write_phrases, write_passages, write_facts)
+            return ingest.write_passages(
+                tx, self.namespace, phrases, passages, outcome, dim=meta.embedding_dim
+            )
 
         written = self.runner.write(work)
         # set from the attempt that committed (a retried transaction runs ``work`` again from the start)
         self.last_write_counts = (outcome.phrases, outcome.facts)
-        if self._copy is not None and outcome.version is not None:
-            # the in-process copy brought forward by the rows written, instead of read again
-            self._copy.advance(
+        if outcome.version is not None and (self._copy is not None or self._client_vectors()):
+            # the in-process copy brought forward by the rows written, instead of read again; the
+            # vectors written are kept even when it is not at the version before (the first write of
+            # this process): the synonym step and the first query do not read them back
+            self.copy.advance(
                 outcome.version,
                 phrases,
                 passages,
                 written,
                 relation_edges=outcome.relation_edges,
                 synonyms=[],
+                model=(meta.embedding_model, meta.embedding_dim),
             )
         return written
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
+        """The phrases marked "synonyms pending" (ids and names from the server), with their vectors from
+        the in-process copy: those this process wrote are held (``write_passages``), the others are read
+        (``client_vectors_phrase``) and, with ``vector_search = client``, held from then on."""
         rows = self.runner.read("synonyms_pending_read", namespace=self.namespace, limit=limit)
-        records = [
-            PhraseRecord(str(r["id"]), str(r["name"]), np.asarray(r["embedding"], dtype=np.float32))
+        if not rows:
+            return []
+        vectors = self.copy.phrase_vectors([str(r["id"]) for r in rows], keep=self._client_vectors())
+        # a phrase deleted since the first read has no vector: nothing to do for it
+        return [
+            PhraseRecord(str(r["id"]), str(r["name"]), vectors[str(r["id"])])
             for r in rows
+            if str(r["id"]) in vectors
         ]
-        if self._copy is not None:
-            self._copy.remember_phrase_vectors([r.id for r in records], [r.embedding for r in records])
-        return records
 
     def nearest_phrases(
         self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
