@@ -21,7 +21,7 @@ from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files, spare_rows
 from hipporag_neo4j.stores.embedded import store as store_module
 from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot
-from hipporag_neo4j.stores.embedded.strings import StringTable
+from hipporag_neo4j.stores.memory.strings import StringTable
 
 FIRST = {"p1", "p2", "p3"}
 ALL = {pid for pid, _, _ in CORPUS}

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hipporag_neo4j.stores.embedded.knn import nearest_rows
+from hipporag_neo4j.stores.memory.knn import nearest_rows
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""Passage scores and seeds as arrays (``stores.scores``): the same values, bit for bit, as the lists and
+"""Passage scores and seeds as arrays (``stores.memory.scores``): the same values, bit for bit, as the lists and
 dicts of Python floats they replace on the query path (``retrieval.fusion``, ``passage_seed_weights``),
 and a retriever that uses them ranks as one that does not."""
 
@@ -12,8 +12,8 @@ import pytest
 from hipporag_neo4j.retrieval.fusion import min_max, mix
 from hipporag_neo4j.retrieval.hipporag2 import passage_seed_weights
 from hipporag_neo4j.stores.base import PassageScore
-from hipporag_neo4j.stores.embedded.strings import StringTable
-from hipporag_neo4j.stores.scores import (
+from hipporag_neo4j.stores.memory.strings import StringTable
+from hipporag_neo4j.stores.memory.scores import (
     PassageScores,
     PassageSeeds,
     ScoreMap,

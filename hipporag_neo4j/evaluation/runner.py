@@ -27,6 +27,7 @@ from hipporag_neo4j.evaluation.metrics import (
 )
 from hipporag_neo4j.evaluation.stats import BootstrapResult, paired_bootstrap
 from hipporag_neo4j.models import RETRIEVAL_MODES, IndexReport, RetrievalMode, RetrievalResult
+from hipporag_neo4j.stores.base import WalkParams
 
 BASELINE_MODE: RetrievalMode = "dense"
 COMPARED_METRICS: tuple[str, ...] = ("R@2", "R@5", "AR@5")
@@ -189,9 +190,7 @@ def _graph_reach(memory: HippoRAG, result: RetrievalResult, gold_ids: Sequence[s
         return dict.fromkeys(gold_ids, False)
     s = memory.settings.retrieval
     store = memory.store
-    scores = store.graph_passage_scores(
-        seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, store.passage_count(), 0
-    )
+    scores = store.graph_passage_scores(seeds, WalkParams.of(s), store.passage_count(), 0)
     reached: set[str] = set()
     for score in scores:
         if score.score > 0:

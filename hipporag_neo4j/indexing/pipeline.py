@@ -408,20 +408,16 @@ class Indexer:
     def _store_batch(self, ready: _Ready, report: IndexReport) -> None:
         """Write one batch, then its synonym edges (in the worker thread)."""
         t = time.perf_counter()
-        written = set(self.store.write_passages(ready.phrase_records, ready.records))
+        result = self.store.write_passages(ready.phrase_records, ready.records)
+        written = set(result.passages)
         # the store checks for each passage inside its transaction: one that another writer stored
         # meanwhile is not written again, and is reported as skipped, not as indexed
         report.indexed.extend(r.passage.id for r in ready.records if r.passage.id in written)
         report.skipped.extend(r.passage.id for r in ready.records if r.passage.id not in written)
-        # the phrases and facts the write inserted, where the store counts them (the embedded store): an
-        # index run beside this one may have stored some of those found missing before the write
-        counts: tuple[int, int] | None = getattr(self.store, "last_write_counts", None)
-        if counts is not None:
-            report.new_phrases += counts[0]
-            report.new_facts += counts[1]
-        elif written:
-            report.new_phrases += len(ready.phrase_records)
-            report.new_facts += ready.new_facts
+        # the phrases and facts the write inserted: an index run beside this one may have stored some of
+        # those found missing before the write
+        report.new_phrases += result.phrases
+        report.new_facts += result.facts
         t = self._tick(report, "store_writes", t)
 
         report.new_synonym_edges += self._finish_synonyms()

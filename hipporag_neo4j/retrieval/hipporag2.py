@@ -30,8 +30,8 @@ from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
 from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
-from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphStore, PassageScore, Vector
-from hipporag_neo4j.stores.scores import PassageScores, PassageSeeds, PassageTitles
+from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphView, PassageScore, Vector, WalkParams
+from hipporag_neo4j.stores.memory.scores import PassageScores, PassageSeeds, PassageTitles
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def fact_scores(hits: list[FactHit], *, floor_at_weakest: bool) -> list[float]:
 
 
 def phrase_seeds(
-    store: GraphStore, facts: list[FactHit], scores: list[float], top_n: int
+    store: GraphView, facts: list[FactHit], scores: list[float], top_n: int
 ) -> tuple[dict[str, float], list[PhraseSeed]]:
     """Reset weights of the kept facts' phrases: the mean score of the facts a phrase is in, divided by
     the number of passages that mention it; the ``top_n`` phrases by mean score."""
@@ -137,7 +137,7 @@ def title_key(title: str) -> str:
 
 
 def named_passage_seeds(
-    store: GraphStore, dense: Sequence[PassageScore], links: list[LinkedPhrase]
+    store: GraphView, dense: Sequence[PassageScore], links: list[LinkedPhrase]
 ) -> dict[str, float]:
     """Reset weights for the passages the question names: those among dense's best
     :data:`TITLE_CANDIDATES` whose title (:func:`title_key`) is a phrase a query entity links to, each with
@@ -174,7 +174,7 @@ def _plus(seeds: Mapping[str, float], extra: dict[str, float]) -> Mapping[str, f
 
 
 def question_scores(
-    store: GraphStore,
+    store: GraphView,
     query_vector: Vector | None,
     settings: RetrievalSettings,
     limit: int,
@@ -197,7 +197,7 @@ def question_scores(
 
 
 def retrieve_hipporag2(
-    store: GraphStore,
+    store: GraphView,
     query: str,
     query_vector: Vector | None,
     settings: RetrievalSettings,
@@ -262,9 +262,7 @@ def retrieve_hipporag2(
         passage_seeds = _plus(passage_seeds, named_passage_seeds(store, dense, entity_links))
 
     t = time.perf_counter()
-    walked = store.passage_node_scores(
-        seeds, passage_seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, limit, s.explain_phrases, join
-    )
+    walked = store.passage_node_scores(seeds, passage_seeds, WalkParams.of(s), limit, s.explain_phrases, join)
     timings["ppr_and_aggregation"] = time.perf_counter() - t
     graph = {p.passage_id: p for p in walked}
     graph_raw = {pid: p.score for pid, p in graph.items()}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hipporag_neo4j.common.text import normalize_phrase
-from hipporag_neo4j.stores.base import GraphStore, PhraseHit
+from hipporag_neo4j.stores.base import GraphView, PhraseHit
 
 # Function words that never make a phrase on their own (a match made only of these is dropped).
 STOPWORDS = frozenset(
@@ -34,7 +34,7 @@ def capitalised_tokens(query: str) -> list[bool]:
 
 
 def phrases_in_query(
-    store: GraphStore,
+    store: GraphView,
     query: str,
     *,
     max_len: int = 8,

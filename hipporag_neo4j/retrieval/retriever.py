@@ -9,6 +9,7 @@ by name from the registry (:data:`hipporag_neo4j.models.RETRIEVAL_MODES`).
 from __future__ import annotations
 
 import contextvars
+import copy
 import importlib
 import logging
 import os
@@ -41,8 +42,17 @@ from hipporag_neo4j.retrieval.fusion import min_max, mix
 from hipporag_neo4j.retrieval.hipporag2 import FactFilter
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
-from hipporag_neo4j.stores.base import GraphJoin, GraphStore, Matrix, PassageScore, PhraseHit, Vector
-from hipporag_neo4j.stores.scores import PassageScores, ScoreMap, mix_scores, score_maps
+from hipporag_neo4j.stores.base import (
+    GraphJoin,
+    GraphStore,
+    GraphView,
+    Matrix,
+    PassageScore,
+    PhraseHit,
+    Vector,
+    WalkParams,
+)
+from hipporag_neo4j.stores.memory.scores import PassageScores, ScoreMap, mix_scores, score_maps
 
 log = logging.getLogger(__name__)
 
@@ -222,6 +232,7 @@ class Retriever:
         fact_filter: FactFilter | None = None,
     ) -> None:
         self.store = store
+        self._graph: GraphView | None = None
         self.embedder = embedder
         self.settings = settings
         self.query_ner = query_ner
@@ -229,6 +240,20 @@ class Retriever:
         self.match_graph_phrases = match_graph_phrases
         self.candidate_pool = candidate_pool
         self.fact_filter = fact_filter
+
+    @property
+    def view(self) -> GraphView:
+        """The view of the query under way (:meth:`at`): every read of a query goes through it."""
+        if self._graph is None:
+            raise RuntimeError("the retriever reads the graph only inside retrieve()")
+        return self._graph
+
+    def at(self, view: GraphView) -> Retriever:
+        """This retriever with its reads going to ``view``, one graph version (a copy: concurrent
+        queries each have their own)."""
+        bound = copy.copy(self)
+        bound._graph = view
+        return bound
 
     # --- query entities and linking ----------------------------------------------------------
     def query_entities(self, query: str) -> tuple[list[str], str | None]:
@@ -252,7 +277,7 @@ class Retriever:
         t = time.perf_counter()
         linked: list[LinkedPhrase] = []
         if names:
-            hits = self.store.nearest_phrases(vectors, self.settings.link_top_k, min_similarity=-1.0)
+            hits = self.view.nearest_phrases(vectors, self.settings.link_top_k, min_similarity=-1.0)
             for entity, row in zip(names, hits, strict=True):
                 linked.extend(
                     LinkedPhrase(
@@ -269,7 +294,7 @@ class Retriever:
             seen_entities = {normalize_phrase(n) for n in names}
             linked.extend(
                 self._verbatim_link(hit)
-                for hit in phrases_in_query(self.store, query, names_only=self.match_graph_phrases == "names")
+                for hit in phrases_in_query(self.view, query, names_only=self.match_graph_phrases == "names")
                 if hit.id not in linked_ids and hit.name not in seen_entities
             )
         timings["link"] = time.perf_counter() - t
@@ -288,7 +313,7 @@ class Retriever:
     def query_phrase_links(self, query: str, timings: dict[str, float]) -> list[LinkedPhrase]:
         """The graph phrases found verbatim in the query, as links (no NER, no encoding)."""
         t = time.perf_counter()
-        linked = [self._verbatim_link(hit) for hit in phrases_in_query(self.store, query)]
+        linked = [self._verbatim_link(hit) for hit in phrases_in_query(self.view, query)]
         timings["link"] = time.perf_counter() - t
         return linked
 
@@ -325,9 +350,7 @@ class Retriever:
         t = time.perf_counter()
         s = self.settings
         scores = (
-            self.store.graph_passage_scores(
-                seeds, s.damping, s.ppr_max_iterations, s.ppr_tolerance, limit, s.explain_phrases, join
-            )
+            self.view.graph_passage_scores(seeds, WalkParams.of(s), limit, s.explain_phrases, join)
             if seeds
             else []
         )
@@ -375,7 +398,7 @@ class Retriever:
     def dense(self, vector: Vector, limit: int, timings: dict[str, float]) -> Sequence[PassageScore]:
         """The ``limit`` passages nearest to ``vector`` by cosine."""
         t = time.perf_counter()
-        scores = self.store.dense_passage_scores(vector, limit)
+        scores = self.view.dense_passage_scores(vector, limit)
         timings["dense_search"] = time.perf_counter() - t
         return scores
 
@@ -467,7 +490,7 @@ class Retriever:
             ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
         ranked.extend((p.passage_id, 0.0) for p in fill if p.passage_id not in combined)
         ranked = ranked[: q.top_k]
-        passages = self.store.get_passages([pid for pid, _ in ranked])
+        passages = self.view.get_passages([pid for pid, _ in ranked])
         ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
         shown = [pid for pid, _ in ranked]
         graph_by_id = scores_of(run.scores, shown) if run else {}
@@ -512,18 +535,19 @@ class Retriever:
     ) -> RetrievalResult:
         """Passages for ``query`` by ``mode`` (default: the settings'); ``node_links`` (phrases linked to
         seed nodes) are seeded with the query's entities, and ``join`` runs PPR over the joined graph
-        (graph modes only). An empty query is answered from ``node_links`` alone (graph modes). Its store
-        calls are made inside the store's query pin (one graph version, one version check)."""
-        with blas_threads(self.settings.query_blas_threads), self.store.pinned():
+        (graph modes only). An empty query is answered from ``node_links`` alone (graph modes). Every read
+        of the query goes through one view of the store (:meth:`GraphStore.view`: one graph version)."""
+        with blas_threads(self.settings.query_blas_threads):
+            on = self.at(self.store.view())  # every read of the query at one graph version
             mode = mode or self.settings.mode
             top_k = top_k or self.settings.top_k
             if join is not None or node_links or not query:
                 check_graph_mode(mode)
             started = time.perf_counter()
-            n_passages = self.store.passage_count()
+            n_passages = on.view.passage_count()
             pool = min(self.candidate_pool, max(n_passages, top_k))
             q = Query(query, mode, top_k, pool, n_passages, {}, started, join, list(node_links))
-            result = get_mode(mode).retrieve(self, q)
+            result = get_mode(mode).retrieve(on, q)
             if join is not None or node_links:
                 result.seed_links = list(node_links)
                 result.joined = None if join is None else list(join.rel_types)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -33,6 +32,7 @@ import numpy.typing as npt
 from hipporag_neo4j.common.model_names import same_model
 from hipporag_neo4j.errors import ModelMismatchError, ReembedPendingError, SchemaVersionError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
+from hipporag_neo4j.settings import RetrievalSettings
 
 Vector = npt.NDArray[np.float32]
 Matrix = npt.NDArray[np.float32]
@@ -69,6 +69,16 @@ class PassageRecord:
 
 
 @dataclass(frozen=True)
+class WriteResult:
+    """What one :meth:`GraphStore.write_passages` wrote: the ids of the passages it wrote (those already
+    stored are left out) and how many phrases and facts were new."""
+
+    passages: list[str] = field(default_factory=list)
+    phrases: int = 0
+    facts: int = 0
+
+
+@dataclass(frozen=True)
 class SynonymEdge:
     source_id: str
     target_id: str
@@ -99,6 +109,20 @@ class FactHit:
     object_id: str
     object: str  # the object phrase's name
     similarity: float  # cosine similarity in [-1, 1]
+
+
+@dataclass(frozen=True)
+class WalkParams:
+    """How Personalized PageRank walks (``retrieval.damping``, ``ppr_max_iterations``, ``ppr_tolerance``):
+    ``damping`` is the probability of following an edge, ``tolerance`` the accuracy it stops at."""
+
+    damping: float = 0.5
+    max_iterations: int = 100
+    tolerance: float = 1e-6
+
+    @classmethod
+    def of(cls, settings: RetrievalSettings) -> WalkParams:
+        return cls(settings.damping, settings.ppr_max_iterations, settings.ppr_tolerance)
 
 
 @dataclass(frozen=True)
@@ -279,6 +303,79 @@ class GraphExplorer(Protocol):
 
 
 @runtime_checkable
+class GraphView(Protocol):
+    """The reads of one query, all at one graph version (:meth:`GraphStore.view`): what the retriever and
+    its modes ask of a store. A view is a plain object, cheap to make (the embedded store checks its
+    SQLite version; the Neo4j store makes one round trip for the version and model); it never sees a
+    later write, so a query never mixes two versions of the graph."""
+
+    @property
+    def version(self) -> int:
+        """The graph version every read of this view is at."""
+        ...
+
+    def nearest_phrases(
+        self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
+    ) -> list[list[PhraseHit]]:
+        """As :meth:`GraphStore.nearest_phrases` (query-time linking)."""
+        ...
+
+    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
+        """Exact look-up of normalised phrase names (similarity 1.0)."""
+        ...
+
+    def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
+        """PPR over the phrase graph from weighted seeds (phrase id -> weight, normalised inside);
+        returns phrase id -> score (scores sum to 1), only non-zero scores."""
+        ...
+
+    def graph_passage_scores(
+        self,
+        seeds: dict[str, float],
+        walk: WalkParams,
+        limit: int,
+        explain_phrases: int,
+        join: GraphJoin | None = None,
+    ) -> Sequence[PassageScore]:
+        """PPR (over the joined graph with ``join``), then passage score = sum over mentioned phrases of
+        PPR x count; the best ``limit`` passages with score > 0, highest first, each with its top
+        contributing phrases."""
+        ...
+
+    def dense_passage_scores(self, vector: Vector, limit: int) -> Sequence[PassageScore]:
+        """Passages by cosine similarity to the query vector, highest first."""
+        ...
+
+    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
+        """Up to ``top_k`` stored facts by cosine similarity to the (L2-normalised) query vector,
+        highest first, ties by fact id."""
+        ...
+
+    def passage_node_scores(
+        self,
+        phrase_seeds: dict[str, float],
+        passage_seeds: Mapping[str, float],
+        walk: WalkParams,
+        limit: int,
+        explain_phrases: int,
+        join: GraphJoin | None = None,
+    ) -> Sequence[PassageScore]:
+        """HippoRAG 2's walk (over the joined graph with ``join``): PPR over the phrase graph plus Passage
+        nodes, each passage joined to the phrases it mentions by an undirected MENTIONS edge of weight 1,
+        from the reset vector
+        ``phrase_seeds`` + ``passage_seeds`` (ids -> weights, normalised to sum 1 inside). Returns the best
+        ``limit`` passages by their own PPR score (> 0), highest first, ties by id; ``top_phrases`` are
+        the passage's mentioned phrases with the highest PPR scores, as (name, score)."""
+        ...
+
+    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        """The passages (id, title, text, metadata) of these ids that exist."""
+        ...
+
+    def passage_count(self) -> int: ...
+
+
+@runtime_checkable
 class GraphStore(Protocol):
     """A HippoRAG knowledge graph. Every write method is idempotent."""
 
@@ -308,12 +405,14 @@ class GraphStore(Protocol):
 
     def missing_facts(self, ids: Sequence[str]) -> set[str]: ...
 
-    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
+    def write_passages(
+        self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
+    ) -> WriteResult:
         """Write new phrases, then passages with their mentions and facts, atomically per call.
         Updates relation edges and passage counts. Passages already stored are left as they are: the
         check is inside the transaction, so of two concurrent writers only one writes a passage.
         The new phrases are marked "synonyms pending" in the same transaction (see
-        :meth:`pending_synonym_phrases`). Returns the ids of the passages this call wrote."""
+        :meth:`pending_synonym_phrases`). Returns what this call wrote (:class:`WriteResult`)."""
         ...
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
@@ -345,19 +444,15 @@ class GraphStore(Protocol):
         ...
 
     # --- retrieval ----------------------------------------------------------------------------
-    def pinned(self) -> AbstractContextManager[None]:
-        """One query: the retrieval calls made inside (in this thread) may rely on the graph version the
-        first of them saw, instead of checking it each (Neo4j: one version check per query, not one per
-        call). Writes made before the block are seen inside it; nesting is harmless. Cheap to enter."""
+    def view(self) -> GraphView:
+        """A view of the current graph version for one query's reads (:class:`GraphView`)."""
         ...
 
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
         """Exact look-up of normalised phrase names (similarity 1.0)."""
         ...
 
-    def personalized_pagerank(
-        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
-    ) -> dict[str, float]:
+    def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
         """PPR over the phrase graph from weighted seeds (phrase id -> weight, normalised inside);
         returns phrase id -> score (scores sum to 1), only non-zero scores."""
         ...
@@ -365,9 +460,7 @@ class GraphStore(Protocol):
     def graph_passage_scores(
         self,
         seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
@@ -390,9 +483,7 @@ class GraphStore(Protocol):
         self,
         phrase_seeds: dict[str, float],
         passage_seeds: Mapping[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,

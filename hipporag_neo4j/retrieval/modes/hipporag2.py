@@ -31,7 +31,7 @@ class HippoRAG2(Mode):
         note = None
         if not q.text:  # seed nodes alone: no facts, no dense scores, the walk from their phrases
             run = retrieve_hipporag2(
-                retriever.store, q.text, None, settings, q.top_k, 0, None, q.timings, q.node_links, q.join
+                retriever.view, q.text, None, settings, q.top_k, 0, None, q.timings, q.node_links, q.join
             )
             return _result(retriever, q, run, [], [], note)
         from_phrases = settings.entity_seeds and settings.entity_seed_source == "query_phrases"
@@ -40,7 +40,7 @@ class HippoRAG2(Mode):
         limit = q.top_k if settings.combine_alpha is None else q.pool
 
         def scored(vector: Vector) -> tuple[list[FactHit], Sequence[PassageScore]]:
-            return question_scores(retriever.store, vector, settings, limit, q.n_passages, q.timings)
+            return question_scores(retriever.view, vector, settings, limit, q.n_passages, q.timings)
 
         # the question is encoded, and its facts and dense scores found, on a worker thread while this
         # one finds, encodes and links the entities
@@ -55,7 +55,7 @@ class HippoRAG2(Mode):
         query_vector = question.get()
         use_filter = retriever.fact_filter if settings.recognition_filter else None
         run = retrieve_hipporag2(
-            retriever.store,
+            retriever.view,
             q.text,
             query_vector,
             settings,
@@ -81,7 +81,7 @@ def _result(
     if note:
         run.notes.insert(0, note)
     ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
-    passages = retriever.store.get_passages([pid for pid, _ in ranked])
+    passages = retriever.view.get_passages([pid for pid, _ in ranked])
     ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
     note = "; ".join(run.notes) or None
     results = []

@@ -1,50 +1,28 @@
-"""In-memory view of the embedded store for retrieval: matrices built once per graph version.
-
-Everything is flat numpy arrays (ids and names in :class:`StringTable`, vectors, CSR matrices with int32
-indices), so a snapshot can be persisted beside SQLite and memory-mapped on the next open
-(:mod:`snapshot_files`) instead of rebuilt from SQL (102 s at 1M phrases).
-"""
+"""The embedded store's snapshot read from SQLite: the in-process engine's structures
+(:mod:`hipporag_neo4j.stores.memory.graph`) built from the rows of one read transaction."""
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-from collections import OrderedDict
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from hipporag_neo4j.graph.joined import JoinedMatrix
-from hipporag_neo4j.graph.ppr import (
-    FactorisedPpr,
-    forward_push,
-    node_strengths,
-    symmetric_adjacency,
-    transition_matrix,
-)
 from hipporag_neo4j.stores.base import Matrix
-from hipporag_neo4j.stores.embedded.knn import top_positions
 from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS, RELATION_KEY_EDGES, SYNONYM_KEYS
-from hipporag_neo4j.stores.embedded.spare_rows import grown
-from hipporag_neo4j.stores.embedded.strings import StringTable
-from hipporag_neo4j.stores.scores import PassageScores, same_table
+from hipporag_neo4j.stores.memory.graph import (
+    FactIndex,
+    GraphSnapshot,
+    PhraseIndex,
+    canonical_adjacency,
+    compact,
+)
+from hipporag_neo4j.stores.memory.strings import StringTable
 
 _FETCH = 20_000  # rows per fetch when streaming vectors out of SQLite
-
-
-#: PPR vectors kept per graph version (HippoRAG 2's walk: repeated queries are free).
-PPR_CACHE_SIZE = 256
-#: Exact PPR by factorisation (ppr.FactorisedPpr) on phrase graphs up to this size, from the query after
-#: these many on one graph version, unless its factors hold more than this many times the graph's
-#: non-zeros (MuSiQue: 12.6x).
-FACTORISE_MAX_PHRASES = 50_000
-FACTORISE_AFTER_QUERIES = 3
-FACTORISE_MAX_FILL = 40
+_LAST_FACT_KEY = "SELECT IFNULL(MAX(key), 0) FROM facts"
 
 
 def blob_to_matrix(blobs: list[bytes], dim: int) -> Matrix:
@@ -74,184 +52,72 @@ def _rows_with_vectors(
     return rows, vectors[: len(rows)], vectors
 
 
-class PhraseIndex:
-    """Phrase ids, names and vectors; grows in place as phrases are written (no reload per batch).
-
-    The vectors live in a buffer with spare room, so appending a batch copies the batch, not the matrix
-    (``np.vstack`` per batch copied 1.5 GiB at 1M phrases); a memory-mapped (read-only) snapshot file
-    is grown over a copy-on-write mapping of the file where the platform allows (:func:`spare_rows.grown`),
-    else copied once, on the first append.
-    """
-
-    def __init__(
-        self, ids: StringTable, names: StringTable, vectors: Matrix, rows: int | None = None
-    ) -> None:
-        self.ids = ids
-        self.names = names
-        self._buffer = vectors  # the first ``rows`` rows (default: all) are the index's, the rest spare
-        self._n = len(vectors) if rows is None else rows
-        self.copies = 0  # appends that copied the matrix into a new buffer (tests)
-
-    @property
-    def vectors(self) -> Matrix:
-        return self._buffer[: self._n]
-
-    @classmethod
-    def taking_over(cls, ids: StringTable, names: StringTable, other: PhraseIndex) -> PhraseIndex:
-        """An index of ``ids`` and ``names`` over ``other``'s vectors and their spare rows, which it takes
-        over: appending to it later copies nothing while the room lasts (``other`` must not be appended
-        to again; its own rows stay as they are)."""
-        index = cls(ids, names, other._buffer)
-        index._n = other._n
-        other._buffer = other._buffer[: other._n]  # no spare room left to it
-        return index
-
-    def carried(self, ids: StringTable, names: StringTable, n_base: int, rows: Matrix) -> PhraseIndex:
-        """An index of ``ids`` and ``names`` over this index's first ``n_base`` vectors then ``rows``
-        (a snapshot carried forward by another process's write); it takes over this index's spare rows
-        when this index holds exactly ``n_base`` rows, and copies nothing of a mapped file."""
-        own = self._n == n_base
-        matrix, buffer, copied = grown(self._buffer[:n_base], self._buffer if own else None, rows)
-        if own:
-            self._buffer = self._buffer[:n_base]  # no spare room left to it
-        index = PhraseIndex(ids, names, buffer, len(matrix))
-        index.copies = int(copied)
-        return index
-
-    @classmethod
-    def load(cls, conn: sqlite3.Connection, dim: int) -> PhraseIndex:
-        rows, vectors, buffer = _rows_with_vectors(
-            conn,
-            "SELECT COUNT(*) FROM phrases",
-            "SELECT id, name, embedding FROM phrases ORDER BY rowid",
-            dim,
-        )
-        return cls(
-            StringTable.of([r[0] for r in rows], searchable=True),
-            StringTable.of([r[1] for r in rows]),
-            buffer,
-            len(vectors),
-        )
-
-    def position(self, phrase_id: str) -> int | None:
-        return self.ids.find(phrase_id)
-
-    def append(self, ids: list[str], names: list[str], vectors: Matrix) -> None:
-        if not len(ids):
-            return
-        matrix, self._buffer, copied = grown(self.vectors, self._buffer, vectors)
-        self._n = len(matrix)
-        self.copies += int(copied)
-        self.ids.append(ids)
-        self.names.append(names)
-
-    def arrays(self) -> dict[str, npt.NDArray[Any]]:
-        ids, id_offsets, id_order = self.ids.arrays()
-        names, name_offsets, _ = self.names.arrays()
-        assert id_order is not None
-        return {
-            "phrase_ids": ids,
-            "phrase_id_offsets": id_offsets,
-            "phrase_id_order": id_order,
-            "phrase_names": names,
-            "phrase_name_offsets": name_offsets,
-            "phrase_vectors": self.vectors,
-        }
-
-    @classmethod
-    def from_arrays(cls, a: dict[str, npt.NDArray[Any]]) -> PhraseIndex:
-        return cls(
-            StringTable(a["phrase_ids"], a["phrase_id_offsets"], a["phrase_id_order"]),
-            StringTable(a["phrase_names"], a["phrase_name_offsets"]),
-            a["phrase_vectors"],
-        )
+def load_phrases(conn: sqlite3.Connection, dim: int) -> PhraseIndex:
+    """Every phrase, in rowid order (the snapshot's positions)."""
+    rows, vectors, buffer = _rows_with_vectors(
+        conn,
+        "SELECT COUNT(*) FROM phrases",
+        "SELECT id, name, embedding FROM phrases ORDER BY rowid",
+        dim,
+    )
+    return PhraseIndex(
+        StringTable.of([r[0] for r in rows], searchable=True),
+        StringTable.of([r[1] for r in rows]),
+        buffer,
+        len(vectors),
+    )
 
 
-@dataclass
-class FactIndex:
-    """Fact vectors with their subject and object phrases, for HippoRAG 2's fact retrieval."""
+def load_facts(conn: sqlite3.Connection, dim: int) -> FactIndex:
+    """Every embedded fact, in key order."""
+    rows, vectors, buffer = _rows_with_vectors(
+        conn,
+        "SELECT COUNT(*) FROM facts WHERE embedding IS NOT NULL",
+        f"{FACT_ROWS} WHERE f.embedding IS NOT NULL ORDER BY f.key",
+        dim,
+    )
+    return FactIndex(
+        ids=[r[0] for r in rows],
+        subject_ids=[r[1] for r in rows],
+        predicates=[r[2] for r in rows],
+        object_ids=[r[3] for r in rows],
+        vectors=vectors,
+        last_key=int(conn.execute(_LAST_FACT_KEY).fetchone()[0]),
+        _buffer=buffer,  # spare rows: the first extension after a load copies nothing
+    )
 
-    ids: list[str]
-    subject_ids: list[str]
-    predicates: list[str]
-    object_ids: list[str]
-    vectors: Matrix
-    #: the largest fact key (embedded or not) the index was read up to: later keys are appended facts
-    last_key: int = 0
-    #: the vectors' buffer with spare rows past ``vectors`` (only the newest index of a lineage owns it)
-    _buffer: Matrix | None = field(default=None, repr=False)
 
-    @classmethod
-    def load(cls, conn: sqlite3.Connection, dim: int) -> FactIndex:
-        rows, vectors, buffer = _rows_with_vectors(
-            conn,
-            "SELECT COUNT(*) FROM facts WHERE embedding IS NOT NULL",
-            f"{FACT_ROWS} WHERE f.embedding IS NOT NULL ORDER BY f.key",
-            dim,
-        )
-        return cls(
-            ids=[r[0] for r in rows],
-            subject_ids=[r[1] for r in rows],
-            predicates=[r[2] for r in rows],
-            object_ids=[r[3] for r in rows],
-            vectors=vectors,
-            last_key=int(conn.execute(_LAST_FACT_KEY).fetchone()[0]),
-            _buffer=buffer,  # spare rows: the first extension after a load copies nothing
-        )
-
-    def extended(self, conn: sqlite3.Connection) -> FactIndex:
-        """This index and the embedded facts written after it (keys above ``last_key``), in key order:
-        what :meth:`load` reads when every commit since only appended rows (the caller checks the log),
-        for the cost of the new rows. Their vectors go into spare rows of a buffer this index hands on
-        (its own rows stay as they are), so a run of small writes copies the matrix only as it doubles."""
-        last_key = int(conn.execute(_LAST_FACT_KEY).fetchone()[0])
-        rows = conn.execute(
-            f"{FACT_ROWS} WHERE f.key > ? AND f.embedding IS NOT NULL ORDER BY f.key", (self.last_key,)
-        ).fetchall()
-        n, dim = self.vectors.shape
-        if not rows:  # the spare rows handed on all the same
-            buffer, self._buffer = self._buffer, None
-            return FactIndex(
-                self.ids, self.subject_ids, self.predicates, self.object_ids, self.vectors, last_key, buffer
-            )
-        need = n + len(rows)
-        buffer = self._buffer
-        if buffer is None or len(buffer) < need:
-            buffer = np.empty((max(need, 2 * n), dim), dtype=np.float32)
-            buffer[:n] = self.vectors
-        self._buffer = None  # handed on: this index never writes past its rows again
-        buffer[n:need] = blob_to_matrix([r[-1] for r in rows], dim)
+def extend_facts(facts: FactIndex, conn: sqlite3.Connection) -> FactIndex:
+    """``facts`` and the embedded facts written after it (keys above ``last_key``), in key order:
+    what :meth:`load` reads when every commit since only appended rows (the caller checks the log),
+    for the cost of the new rows. Their vectors go into spare rows of a buffer ``facts`` hands on
+    (their own rows stay as they are), so a run of small writes copies the matrix only as it doubles."""
+    last_key = int(conn.execute(_LAST_FACT_KEY).fetchone()[0])
+    rows = conn.execute(
+        f"{FACT_ROWS} WHERE f.key > ? AND f.embedding IS NOT NULL ORDER BY f.key", (facts.last_key,)
+    ).fetchall()
+    n, dim = facts.vectors.shape
+    if not rows:  # the spare rows handed on all the same
+        buffer, facts._buffer = facts._buffer, None
         return FactIndex(
-            ids=self.ids + [r[0] for r in rows],
-            subject_ids=self.subject_ids + [r[1] for r in rows],
-            predicates=self.predicates + [r[2] for r in rows],
-            object_ids=self.object_ids + [r[3] for r in rows],
-            vectors=buffer[:need],
-            last_key=last_key,
-            _buffer=buffer,
+            facts.ids, facts.subject_ids, facts.predicates, facts.object_ids, facts.vectors, last_key, buffer
         )
-
-
-_LAST_FACT_KEY = "SELECT IFNULL(MAX(key), 0) FROM facts"
-
-
-def canonical_adjacency(
-    sources: npt.NDArray[np.int64],
-    targets: npt.NDArray[np.int64],
-    weights: npt.NDArray[np.float64],
-    n_relation: int,
-    n_phrases: int,
-) -> sp.csr_matrix:
-    """The phrase graph from its first ``n_relation`` edges (RELATION counts) and the rest (SYNONYM
-    scores): each entry is ``R + S`` rounded once, where ``R`` is the exact (integer) sum of the relation
-    counts between the two phrases in either direction and ``S`` the pair's one synonym score. Summing
-    every parallel edge in one pass would round in an order that depends on the sort of each row, so a
-    snapshot brought forward by a write batch (``snapshot_delta``) could differ from a rebuild in the last
-    bit; this order it can reproduce exactly."""
-    r, s = slice(0, n_relation), slice(n_relation, None)
-    relation = symmetric_adjacency(sources[r], targets[r], weights[r], n_phrases)
-    synonym = symmetric_adjacency(sources[s], targets[s], weights[s], n_phrases)
-    return _compact(sp.csr_matrix(relation + synonym))
+    need = n + len(rows)
+    buffer = facts._buffer
+    if buffer is None or len(buffer) < need:
+        buffer = np.empty((max(need, 2 * n), dim), dtype=np.float32)
+        buffer[:n] = facts.vectors
+    facts._buffer = None  # handed on: this index never writes past its rows again
+    buffer[n:need] = blob_to_matrix([r[-1] for r in rows], dim)
+    return FactIndex(
+        ids=facts.ids + [r[0] for r in rows],
+        subject_ids=facts.subject_ids + [r[1] for r in rows],
+        predicates=facts.predicates + [r[2] for r in rows],
+        object_ids=facts.object_ids + [r[3] for r in rows],
+        vectors=buffer[:need],
+        last_key=last_key,
+        _buffer=buffer,
+    )
 
 
 def _keys(conn: sqlite3.Connection, table: str, n: int) -> npt.NDArray[np.int64]:
@@ -274,641 +140,55 @@ def _positions(keys: npt.NDArray[np.int64], wanted: npt.NDArray[np.int64]) -> np
     return found
 
 
-def _csr(
-    data: npt.NDArray[Any], indices: npt.NDArray[Any], indptr: npt.NDArray[Any], shape: tuple[int, int]
-) -> sp.csr_matrix:
-    """A CSR matrix over the given arrays without copying them (memory-mapped arrays stay mapped)."""
-    return sp.csr_matrix((data, indices, indptr), shape=shape, copy=False)
-
-
-def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
-    """int32 indices where they fit (scipy picks int64 for large inputs)."""
-    if matrix.nnz < 2**31 and max(matrix.shape) < 2**31:
-        matrix.indices = matrix.indices.astype(np.int32, copy=False)
-        matrix.indptr = matrix.indptr.astype(np.int32, copy=False)
-    return matrix
-
-
-def walk_adjacency(adjacency: sp.csr_matrix, mentions: sp.csr_matrix) -> sp.csr_matrix:
-    """HippoRAG 2's phrase + passage graph: ``[[adjacency, L.T], [L, 0]]`` with ``L`` the mentions'
-    pattern at weight 1 (passage ``p`` is node ``n_phrases + p``). Laid out as ``sp.bmat`` lays it out
-    (each phrase row: its phrase entries, then its passages in order; each passage row: its phrases),
-    the same arrays bit for bit, but copied into place row block by row block: no coordinate format and
-    no sort, so carrying a snapshot forward costs a few passes over the arrays (``sp.bmat`` took most of
-    the first query after a write at 100k phrases). Both inputs must have sorted indices (every
-    snapshot's do)."""
-    n, n_passages = adjacency.shape[0], mentions.shape[0]
-    linked = mentions.tocsc()  # per phrase, the passages that mention it, in order
-    len_a = np.diff(adjacency.indptr).astype(np.int64)
-    len_l = np.diff(linked.indptr).astype(np.int64)
-    indptr = np.zeros(n + n_passages + 1, dtype=np.int64)
-    np.cumsum(len_a + len_l, out=indptr[1 : n + 1])
-    indptr[n + 1 :] = indptr[n] + np.cumsum(np.diff(mentions.indptr))
-    nnz = int(indptr[-1])
-    index_type = np.int32 if max(nnz, n + n_passages) < 2**31 else np.int64
-    indices: npt.NDArray[Any] = np.empty(nnz, dtype=index_type)
-    data = np.empty(nnz, dtype=np.float64)
-    # each phrase row: its adjacency entries at the row's start, then its passages
-    at = np.arange(adjacency.nnz, dtype=np.int64)
-    at += np.repeat(indptr[:n] - adjacency.indptr[:-1], len_a)
-    indices[at] = adjacency.indices
-    data[at] = adjacency.data
-    at = np.arange(linked.nnz, dtype=np.int64)
-    at += np.repeat(indptr[:n] + len_a - linked.indptr[:-1], len_l)
-    del len_a, len_l
-    indices[at] = linked.indices
-    indices[at] += n
-    data[at] = 1.0
-    del at, linked
-    start = int(indptr[n])
-    indices[start:] = mentions.indices
-    data[start:] = 1.0
-    return sp.csr_matrix(
-        (data, indices, indptr.astype(index_type, copy=False)),
-        shape=(n + n_passages, n + n_passages),
-        copy=False,
+def load_graph(conn: sqlite3.Connection, dim: int, phrases: PhraseIndex) -> GraphSnapshot:
+    """The snapshot of the state ``conn``'s read transaction sees, built from its rows."""
+    n_phrases = len(phrases.ids)
+    rows, passage_vectors, passage_room = _rows_with_vectors(
+        conn, "SELECT COUNT(*) FROM passages", "SELECT id, embedding FROM passages ORDER BY rowid", dim
     )
+    passage_list = [r[0] for r in rows]
+    del rows
+    # positions are ranks of the integer keys (rows are read in key order)
+    phrase_keys = _keys(conn, "phrases", n_phrases)
+    passage_keys = _keys(conn, "passages", len(passage_list))
 
-
-def spliced(
-    old: sp.csr_matrix,
-    shape: tuple[int, int],
-    blocks: list[tuple[int, int, int]],
-    rows: npt.NDArray[np.int64],
-    replacement: sp.csr_matrix,
-    shift: tuple[int, int] | None = None,
-) -> sp.csr_matrix:
-    """A CSR matrix of ``shape`` whose rows ``rows`` (sorted, distinct) are ``replacement``'s rows in
-    order and whose other rows are ``old``'s, moved by ``blocks`` (old start, old stop, new start; a
-    row in no block is empty), their column indices at or above ``shift[0]`` raised by ``shift[1]``.
-    Runs of kept rows are copied whole, so a write's few changed rows cost a copy of the arrays, not a
-    rebuild. Index arrays are int32 where they fit (as :func:`_compact`)."""
-    n_rows = shape[0]
-    old_lengths = np.diff(old.indptr)
-    lengths = np.zeros(n_rows, dtype=np.int64)
-    for start, stop, at in blocks:
-        lengths[at : at + stop - start] = old_lengths[start:stop]
-    new_lengths = np.diff(replacement.indptr).astype(np.int64)
-    lengths[rows] = new_lengths
-    indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    nnz = int(indptr[-1])
-    index_type = np.int32 if nnz < 2**31 and max(shape) < 2**31 else np.int64
-    indices: npt.NDArray[Any] = np.empty(nnz, dtype=index_type)
-    data = np.empty(nnz, dtype=old.data.dtype)
-    for start, stop, at in blocks:
-        lo, hi = np.searchsorted(rows, [at, at + stop - start])
-        first = at  # the next kept row (new position)
-        for cut in [*rows[lo:hi].tolist(), at + stop - start]:
-            if cut > first:
-                source = slice(int(old.indptr[start + first - at]), int(old.indptr[start + cut - at]))
-                target = slice(int(indptr[first]), int(indptr[cut]))
-                indices[target] = old.indices[source]
-                data[target] = old.data[source]
-                if shift is not None and shift[1]:
-                    moved = indices[target]
-                    moved[moved >= shift[0]] += shift[1]
-            first = cut + 1
-    if len(rows):
-        at_rows = np.arange(replacement.nnz, dtype=np.int64)
-        at_rows += np.repeat(indptr[rows] - replacement.indptr[:-1], new_lengths)
-        indices[at_rows] = replacement.indices
-        data[at_rows] = replacement.data
-    return sp.csr_matrix((data, indices, indptr.astype(index_type)), shape=shape, copy=False)
-
-
-def _transition_rows(rows: sp.csr_matrix, strength: npt.NDArray[np.float64]) -> sp.csr_matrix | None:
-    """The rows of :func:`transition_matrix` whose adjacency rows are ``rows``, from every node's
-    ``strength`` (the same products, laid out the same way); None where an entry would be zero (the
-    product would drop it: rebuild instead)."""
-    inv = np.zeros_like(strength)
-    connected = strength != 0
-    inv[connected] = 1.0 / strength[connected]
-    values = rows.data * inv[rows.indices]
-    if not values.all():
-        return None
-    indptr = rows.indptr.astype(np.int64)
-    lengths = np.diff(indptr)
-    row_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    reverse = indptr[row_of] + indptr[row_of + 1] - 1 - np.arange(len(values), dtype=np.int64)
-    return sp.csr_matrix((values[reverse], rows.indices[reverse], indptr), shape=rows.shape, copy=False)
-
-
-def _distinct_rows(*parts: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-    return np.unique(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
-
-
-@dataclass
-class Carry:
-    """What a snapshot carried forward by a write keeps of its base: the base's phrase graph,
-    transition and strengths, and the rows of the new phrase graph the write touched, so the new
-    transition matrix and strengths are the old ones with the changed rows recomputed (every other
-    row is the same, to the bit); likewise HippoRAG 2's walk graph when the base had built it."""
-
-    adjacency: sp.csr_matrix
-    transition: sp.csr_matrix
-    strength: npt.NDArray[np.float64]
-    touched: npt.NDArray[np.int64]
-    walk: tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None = None
-    n_passages: int = 0
-
-
-def carried_transition(
-    adjacency: sp.csr_matrix, carry: Carry
-) -> tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None:
-    """Transition matrix and strengths of the phrase graph ``adjacency``, from ``carry``'s: the rows
-    whose entries change (the touched ones and their neighbours) recomputed, the others kept; None when
-    the base's transition dropped an entry (then rebuild)."""
-    n, n_old = adjacency.shape[0], carry.transition.shape[0]
-    if carry.transition.nnz != carry.adjacency.nnz:
-        return None
-    strength = np.zeros(n, dtype=np.float64)
-    strength[:n_old] = carry.strength
-    touched = carry.touched
-    if len(touched):
-        mine = adjacency[touched]
-        strength[touched] = node_strengths(mine)
-        changed = _distinct_rows(touched, mine.indices)
-    else:
-        changed = touched
-    rows = _transition_rows(adjacency[changed], strength)
-    if rows is None:
-        return None
-    return spliced(carry.transition, (n, n), [(0, n_old, 0)], changed, rows), strength
-
-
-def carried_walk(
-    adjacency: sp.csr_matrix, mentions: sp.csr_matrix, carry: Carry
-) -> tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None:
-    """HippoRAG 2's walk graph (transition matrix and strengths, as :meth:`GraphSnapshot.passage_graph`
-    builds them from :func:`walk_adjacency`) of the new phrase graph ``adjacency`` and ``mentions``,
-    from the base's: rows of nodes whose edges or neighbours' strengths changed recomputed, the others
-    moved (new phrases come before the passages, so passage columns shift), nothing else rebuilt."""
-    if carry.walk is None:
-        return None
-    old_transition, old_strength = carry.walk
-    n, n_passages = adjacency.shape[0], mentions.shape[0]
-    n_old, p_old = carry.adjacency.shape[0], carry.n_passages
-    if old_transition.shape[0] != n_old + p_old or old_transition.nnz != carry.adjacency.nnz + 2 * int(
-        mentions.indptr[p_old]
-    ):
-        return None  # not the base's walk, or its transition dropped an entry: rebuild
-    k = n - n_old
-    size = n + n_passages
-    # phrases whose walk row changes: touched in the phrase graph, new, or mentioned by a new passage
-    new_mentions = mentions[p_old:]
-    phrases = _distinct_rows(carry.touched, np.arange(n_old, n), new_mentions.indices)
-    new_passages = np.arange(n + p_old, size, dtype=np.int64)
-    by_phrase = new_mentions.tocsc()  # per phrase, the new passages that mention it
-
-    def walk_rows(nodes: npt.NDArray[np.int64]) -> sp.csr_matrix:
-        """Rows ``nodes`` (sorted; new positions) of the new walk adjacency: a phrase's phrase-graph
-        entries, then its old passages (read off the old walk row, shifted), then its new ones; a
-        passage's phrases."""
-        cut = int(np.searchsorted(nodes, n))
-        parts_i: list[npt.NDArray[Any]] = []
-        parts_d: list[npt.NDArray[Any]] = []
-        lengths = np.zeros(len(nodes), dtype=np.int64)
-        for r, node in enumerate(nodes[:cut].tolist()):
-            a0, a1 = int(adjacency.indptr[node]), int(adjacency.indptr[node + 1])
-            old_passages: npt.NDArray[Any] = np.zeros(0, dtype=np.int64)
-            if node < n_old:
-                o0, o1 = int(old_transition.indptr[node]), int(old_transition.indptr[node + 1])
-                columns = old_transition.indices[o0:o1]
-                old_passages = np.sort(columns[columns >= n_old]).astype(np.int64) + k
-            fresh = by_phrase.indices[by_phrase.indptr[node] : by_phrase.indptr[node + 1]] + (n + p_old)
-            parts_i += [adjacency.indices[a0:a1], old_passages, fresh]
-            parts_d += [adjacency.data[a0:a1], np.ones(len(old_passages) + len(fresh))]
-            lengths[r] = (a1 - a0) + len(old_passages) + len(fresh)
-        for r, node in enumerate(nodes[cut:].tolist(), start=cut):
-            p = node - n
-            m0, m1 = int(mentions.indptr[p]), int(mentions.indptr[p + 1])
-            parts_i.append(mentions.indices[m0:m1])
-            parts_d.append(np.ones(m1 - m0))
-            lengths[r] = m1 - m0
-        indptr = np.zeros(len(nodes) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=indptr[1:])
-        empty = np.zeros(0, dtype=np.int64)
-        return sp.csr_matrix(
+    m = _int_rows(conn, MENTION_KEYS, 3)
+    mentions = compact(
+        sp.csr_matrix(
             (
-                np.concatenate([*parts_d, np.zeros(0)]).astype(np.float64),
-                np.concatenate([*(x.astype(np.int64) for x in parts_i), empty]),
-                indptr,
+                m[:, 2].astype(np.float64),
+                (_positions(passage_keys, m[:, 0]), _positions(phrase_keys, m[:, 1])),
             ),
-            shape=(len(nodes), size),
+            shape=(len(passage_list), n_phrases),
         )
-
-    touched = np.concatenate([phrases, new_passages])
-    mine = walk_rows(touched)
-    strength = np.concatenate(
-        [old_strength[:n_old], np.zeros(k), old_strength[n_old:], np.zeros(n_passages - p_old)]
     )
-    strength[touched] = node_strengths(mine)
-    changed = _distinct_rows(touched, mine.indices)
-    rows = _transition_rows(walk_rows(changed), strength)
-    if rows is None:
-        return None
-    blocks = [(0, n_old, 0), (n_old, n_old + p_old, n)]
-    return spliced(old_transition, (size, size), blocks, changed, rows, shift=(n_old, k)), strength
+    del m
+    passage_counts = np.bincount(mentions.indices, minlength=n_phrases).astype(np.int32)
 
-
-@dataclass
-class GraphSnapshot:
-    """Everything retrieval needs, as arrays indexed by phrase / passage position."""
-
-    phrases: PhraseIndex
-    passage_ids: StringTable
-    passage_vectors: Matrix
-    mentions: sp.csr_matrix  # passages x phrases, occurrence counts
-    passage_counts: npt.NDArray[np.int32]  # per phrase
-    adjacency: sp.csr_matrix  # phrases x phrases, symmetric, RELATION + SYNONYM weights
-    transition: sp.csr_matrix  # same pattern as adjacency (shares its index arrays)
-    strength: npt.NDArray[np.float64]  # weighted degree per phrase, for forward push
-    n_relation_edges: int
-    n_synonym_edges: int
-    _passage_graph: tuple[sp.csr_matrix, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
-    _passage_strength: npt.NDArray[np.float64] | None = field(default=None, repr=False)
-    #: the passage vectors' buffer with spare rows past ``passage_vectors`` (only the newest snapshot of
-    #: a lineage carried forward in memory owns it)
-    _passage_room: Matrix | None = field(default=None, repr=False)
-    facts: FactIndex | None = None  # loaded on first fact search
-    joined: dict[tuple[tuple[str, ...], bool], JoinedMatrix] = field(default_factory=dict, repr=False)
-    ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
-    # exact PPR on the phrase graph, per damping (None: not worth it); see GraphSnapshot._factorised
-    factorised: dict[float, FactorisedPpr | None] = field(default_factory=dict, repr=False)
-    phrase_ppr_queries: int = 0
-    # the same for HippoRAG 2's phrase + passage graph (see GraphSnapshot.passage_walk_ppr)
-    walk_factorised: dict[float, FactorisedPpr | None] = field(default_factory=dict, repr=False)
-    walk_ppr_queries: int = 0
-
-    @property
-    def dangling(self) -> npt.NDArray[np.bool_]:
-        return np.asarray(self.strength == 0)
-
-    def passage_position(self, passage_id: str) -> int | None:
-        return self.passage_ids.find(passage_id)
-
-    def phrase_reset(self, seeds: dict[str, float]) -> npt.NDArray[np.float64]:
-        """The reset vector over the phrase graph (positive weights only; unknown ids are left out)."""
-        reset = np.zeros(len(self.phrases.ids), dtype=np.float64)
-        for phrase_id, weight in seeds.items():
-            position = self.phrases.position(phrase_id)
-            if position is not None and position < len(reset) and weight > 0:
-                reset[position] += weight
-        return reset
-
-    def phrase_ppr(
-        self,
-        lock: AbstractContextManager[Any],
-        seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
-    ) -> npt.NDArray[np.float64]:
-        """PPR over the phrase graph: forward push (its cost follows the seeds' neighbourhood; each score
-        at most tolerance x strength / (1 - damping) below the exact one), or the exact factorised solve
-        once this version has served a few queries. ``lock`` guards the snapshot's caches."""
-        reset = self.phrase_reset(seeds)
-        if reset.sum() <= 0:
-            return np.zeros_like(reset)
-        solver = self._factorised(lock, damping)
-        if solver is not None:
-            return solver.scores(reset)
-        return forward_push(self.transition, self.strength, reset, damping, tolerance, max_iterations)
-
-    def _factorised(self, lock: AbstractContextManager[Any], damping: float) -> FactorisedPpr | None:
-        """The factorised solver for ``damping``, made on the query after ``FACTORISE_AFTER_QUERIES`` of
-        this version (MuSiQue: it costs about 30 push queries, then each query is ~8x cheaper, so a store
-        written between single queries never pays for it); None where push stays cheaper."""
-        n_phrases = self.adjacency.shape[0]
-        with lock:
-            if damping in self.factorised:
-                return self.factorised[damping]
-            self.phrase_ppr_queries += 1
-            if (
-                self.phrase_ppr_queries <= FACTORISE_AFTER_QUERIES
-                or n_phrases > FACTORISE_MAX_PHRASES
-                or not 0.0 < damping < 1.0
-            ):
-                return None
-        solver = FactorisedPpr(self.adjacency, damping)
-        # factors much denser than the graph: push stays cheaper
-        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(self.adjacency.nnz, 1) else None
-        with lock:
-            self.factorised[damping] = kept
-        return kept
-
-    def _walk_factorised(self, lock: AbstractContextManager[Any], damping: float) -> FactorisedPpr | None:
-        """As :meth:`_factorised`, for the phrase + passage graph of HippoRAG 2's walk (every passage is
-        seeded on stores up to ``passage_seed_top_n`` passages, so push starts from the whole graph: on
-        MuSiQue the solve is several times cheaper than push)."""
-        with lock:
-            if damping in self.walk_factorised:
-                return self.walk_factorised[damping]
-            self.walk_ppr_queries += 1
-            n_nodes = self.adjacency.shape[0] + len(self.passage_ids)
-            if (
-                self.walk_ppr_queries <= FACTORISE_AFTER_QUERIES
-                or n_nodes > FACTORISE_MAX_PHRASES
-                or not 0.0 < damping < 1.0
-            ):
-                return None
-        joint = self.passage_adjacency()
-        solver = FactorisedPpr(joint, damping)
-        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(joint.nnz, 1) else None
-        with lock:
-            self.walk_factorised[damping] = kept
-        return kept
-
-    def passage_walk_ppr(
-        self,
-        lock: AbstractContextManager[Any],
-        reset: npt.NDArray[np.float64],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
-    ) -> npt.NDArray[np.float64]:
-        """PPR on the phrase + passage graph by forward push, cached per reset vector in the snapshot
-        (which lives for one graph version, so the cache never serves a changed graph)."""
-        key = hashlib.blake2b(reset.tobytes(), digest_size=16)
-        key.update(np.array([damping, max_iterations, tolerance], dtype=np.float64).tobytes())
-        digest = key.digest()
-        with lock:
-            cached = self.ppr_cache.get(digest)
-            if cached is not None:
-                self.ppr_cache.move_to_end(digest)
-                return cached
-        solver = self._walk_factorised(lock, damping)
-        if solver is not None:
-            ppr = solver.scores(reset)
-        else:
-            transition, _ = self.passage_graph()
-            ppr = forward_push(transition, self.passage_strength(), reset, damping, tolerance, max_iterations)
-        with lock:
-            self.ppr_cache[digest] = ppr
-            while len(self.ppr_cache) > PPR_CACHE_SIZE:
-                self.ppr_cache.popitem(last=False)
-        return ppr
-
-    def passage_walk_reset(
-        self, phrase_seeds: dict[str, float], passage_seeds: Mapping[str, float]
-    ) -> npt.NDArray[np.float64]:
-        """The reset vector of HippoRAG 2's walk over phrases then passages (positive weights only)."""
-        n_phrases = len(self.phrases.ids)
-        reset = np.zeros(n_phrases + len(self.passage_ids), dtype=np.float64)
-        for phrase_id, weight in phrase_seeds.items():
-            position = self.phrases.position(phrase_id)
-            if position is not None and weight > 0:
-                reset[position] += weight
-        if same_table(passage_seeds, self.passage_ids):  # positions in this snapshot: no lookup by id
-            passage_seeds.add_to(reset, n_phrases)
-            return reset
-        positions = self.passage_ids.find_many(list(passage_seeds))
-        for position, weight in zip(positions, passage_seeds.values(), strict=True):
-            if position is not None and weight > 0:
-                reset[n_phrases + position] += weight
-        return reset
-
-    def rank_by_mentions(
-        self, ppr: npt.NDArray[np.float64], limit: int, explain_phrases: int
-    ) -> PassageScores:
-        """HippoRAG's passage score, occurrences x phrase PPR, best first (ties by position), each with the
-        phrases that contributed most (worked out when first read: :class:`ExplainedLater`); as arrays, so
-        a pool of every passage costs no Python per passage."""
-        scores = self.mentions @ ppr
-        order = top_positions(scores, limit)
-        order = order[scores[order] > 0]
-        mentions, names = self.mentions, self.phrases.names
-
-        def explain(position: int) -> list[tuple[str, float]]:
-            # contribution of each (passage, phrase) = count x PPR, in the row's column order
-            start, end = mentions.indptr[position], mentions.indptr[position + 1]
-            columns = mentions.indices[start:end]
-            values = mentions.data[start:end] * ppr[columns]
-            best = np.argsort(-values, kind="stable")[:explain_phrases]
-            return [(names[columns[b]], float(values[b])) for b in best]
-
-        return PassageScores(self.passage_ids, order, scores[order], explain)
-
-    def rank_passage_nodes(
-        self, ppr: npt.NDArray[np.float64], limit: int, explain_phrases: int
-    ) -> PassageScores:
-        """HippoRAG 2's passage score, the passage node's own PPR (``ppr`` over phrases then passages),
-        best first, each with its mentioned phrases of highest PPR (worked out when first read)."""
-        n_phrases = len(self.phrases.ids)
-        scores = ppr[n_phrases:]
-        order = top_positions(scores, limit)
-        order = order[scores[order] > 0]
-        phrase_scores = ppr[:n_phrases]
-        mentions, names = self.mentions, self.phrases.names
-
-        def explain(i: int) -> list[tuple[str, float]]:
-            columns = mentions.indices[mentions.indptr[i] : mentions.indptr[i + 1]]
-            best = columns[np.argsort(-phrase_scores[columns], kind="stable")[:explain_phrases]]
-            return [(names[c], float(phrase_scores[c])) for c in best]
-
-        return PassageScores(self.passage_ids, order, scores[order], explain)
-
-    def passage_graph(self) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
-        """Transition matrix and dangling mask of HippoRAG 2's graph: the phrase graph plus one node per
-        passage (positions ``n_phrases + passage position``), joined to each phrase it mentions by an
-        undirected edge of weight 1. Built on first use: only the ``hipporag2`` walk needs it."""
-        if self._passage_graph is None:
-            joint = self.passage_adjacency()
-            self._passage_graph = transition_matrix(joint)
-            self._passage_strength = node_strengths(joint)
-        return self._passage_graph
-
-    def passage_adjacency(self) -> sp.csr_matrix:
-        """The symmetric adjacency of :meth:`passage_graph` (:func:`walk_adjacency`)."""
-        return walk_adjacency(self.adjacency, self.mentions)
-
-    def passage_strength(self) -> npt.NDArray[np.float64]:
-        """Weighted degree of every node of :meth:`passage_graph`, for forward push."""
-        self.passage_graph()
-        assert self._passage_strength is not None
-        return self._passage_strength
-
-    @classmethod
-    def load(cls, conn: sqlite3.Connection, dim: int, phrases: PhraseIndex) -> GraphSnapshot:
-        n_phrases = len(phrases.ids)
-        rows, passage_vectors, passage_room = _rows_with_vectors(
-            conn, "SELECT COUNT(*) FROM passages", "SELECT id, embedding FROM passages ORDER BY rowid", dim
-        )
-        passage_list = [r[0] for r in rows]
-        del rows
-        # positions are ranks of the integer keys (rows are read in key order)
-        phrase_keys = _keys(conn, "phrases", n_phrases)
-        passage_keys = _keys(conn, "passages", len(passage_list))
-
-        m = _int_rows(conn, MENTION_KEYS, 3)
-        mentions = _compact(
-            sp.csr_matrix(
-                (
-                    m[:, 2].astype(np.float64),
-                    (_positions(passage_keys, m[:, 0]), _positions(phrase_keys, m[:, 1])),
-                ),
-                shape=(len(passage_list), n_phrases),
-            )
-        )
-        del m
-        passage_counts = np.bincount(mentions.indices, minlength=n_phrases).astype(np.int32)
-
-        # The phrase graph: RELATION counts (integers, so their sums are exact in any order) and SYNONYM
-        # scores (one per pair) summed once per entry by canonical_adjacency, the order a snapshot brought
-        # forward by a write batch (snapshot_delta) reproduces bit for bit.
-        relations = _int_rows(conn, RELATION_KEY_EDGES, 3)
-        synonyms = conn.execute(SYNONYM_KEYS).fetchall()
-        syn_weights = np.array([r[2] for r in synonyms], dtype=np.float64)
-        syn = np.array([r[:2] for r in synonyms], dtype=np.int64).reshape(-1, 2)
-        del synonyms
-        n_relation, n_synonym = len(relations), len(syn)
-        sources = np.concatenate(
-            [_positions(phrase_keys, relations[:, 0]), _positions(phrase_keys, syn[:, 0])]
-        )
-        targets = np.concatenate(
-            [_positions(phrase_keys, relations[:, 1]), _positions(phrase_keys, syn[:, 1])]
-        )
-        weights = np.concatenate([relations[:, 2].astype(np.float64), syn_weights])
-        del relations, syn, syn_weights
-        adjacency = canonical_adjacency(sources, targets, weights, n_relation, n_phrases)
-        del sources, targets, weights
-        graph = cls.derived(
-            phrases,
-            StringTable.of(passage_list, searchable=True),
-            mentions,
-            passage_counts,
-            adjacency,
-            n_relation,
-            n_synonym,
-            passage_vectors,
-        )
-        graph._passage_room = passage_room
-        return graph
-
-    @classmethod
-    def derived(
-        cls,
-        phrases: PhraseIndex,
-        passage_ids: StringTable,
-        mentions: sp.csr_matrix,
-        passage_counts: npt.NDArray[np.int32],
-        adjacency: sp.csr_matrix,
-        n_relation: int,
-        n_synonym: int,
-        passage_vectors: Matrix | None = None,
-        carry: Carry | None = None,
-    ) -> GraphSnapshot:
-        """A snapshot from its phrase graph and mentions: transition matrix and strengths computed here,
-        by a rebuild and by a snapshot brought forward alike; or, given the ``carry`` of a base snapshot,
-        the base's with the rows a write changed recomputed (the same arrays)."""
-        found = carried_transition(adjacency, carry) if carry is not None else None
-        if found is None:
-            transition, _ = transition_matrix(adjacency)
-            transition = _compact(transition)
-            strength = node_strengths(adjacency)
-        else:
-            transition, strength = found
-        if np.array_equal(transition.indptr, adjacency.indptr) and np.array_equal(
-            transition.indices, adjacency.indices
-        ):
-            transition = _csr(transition.data, adjacency.indices, adjacency.indptr, transition.shape)
-        if passage_vectors is None:
-            passage_vectors = np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32)
-        graph = cls(
-            phrases=phrases,
-            passage_ids=passage_ids,
-            passage_vectors=passage_vectors,
-            mentions=mentions,
-            passage_counts=passage_counts,
-            adjacency=adjacency,
-            transition=transition,
-            strength=strength,
-            n_relation_edges=n_relation,
-            n_synonym_edges=n_synonym,
-        )
-        walk = carried_walk(adjacency, mentions, carry) if carry is not None else None
-        if walk is not None:
-            graph._passage_graph = (walk[0], np.asarray(walk[1] == 0))
-            graph._passage_strength = walk[1]
-        return graph
-
-    # --- persistence (snapshot_files) --------------------------------------------------------------
-    def arrays(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
-        passage_ids, passage_offsets, passage_order = self.passage_ids.arrays()
-        assert passage_order is not None
-        shared = (
-            self.transition.indices is self.adjacency.indices
-            and self.transition.indptr is self.adjacency.indptr
-        )
-        arrays: dict[str, npt.NDArray[Any]] = {
-            **self.phrases.arrays(),
-            "passage_ids": passage_ids,
-            "passage_id_offsets": passage_offsets,
-            "passage_id_order": passage_order,
-            "passage_vectors": self.passage_vectors,
-            "mentions_data": self.mentions.data,
-            "mentions_indices": self.mentions.indices,
-            "mentions_indptr": self.mentions.indptr,
-            "passage_counts": self.passage_counts,
-            "adjacency_data": self.adjacency.data,
-            "adjacency_indices": self.adjacency.indices,
-            "adjacency_indptr": self.adjacency.indptr,
-            "transition_data": self.transition.data,
-            "strength": self.strength,
-        }
-        if not shared:
-            arrays["transition_indices"] = self.transition.indices
-            arrays["transition_indptr"] = self.transition.indptr
-        # HippoRAG 2's phrase + passage graph too (the default mode's walk): built here once rather than
-        # by the first query of every process that opens the store
-        walk, _ = self.passage_graph()
-        walk = _compact(walk)
-        arrays["walk_data"], arrays["walk_indices"], arrays["walk_indptr"] = (
-            walk.data,
-            walk.indices,
-            walk.indptr,
-        )
-        arrays["walk_strength"] = self.passage_strength()
-        extra = {
-            "n_phrases": len(self.phrases.ids),
-            "n_passages": len(self.passage_ids),
-            "n_relation_edges": self.n_relation_edges,
-            "n_synonym_edges": self.n_synonym_edges,
-        }
-        return arrays, extra
-
-    @classmethod
-    def from_arrays(
-        cls, a: dict[str, npt.NDArray[Any]], manifest: dict[str, Any], phrases: PhraseIndex | None = None
-    ) -> GraphSnapshot:
-        n_phrases, n_passages = int(manifest["n_phrases"]), int(manifest["n_passages"])
-        adjacency = _csr(
-            a["adjacency_data"], a["adjacency_indices"], a["adjacency_indptr"], (n_phrases, n_phrases)
-        )
-        transition = _csr(
-            a["transition_data"],
-            a.get("transition_indices", a["adjacency_indices"]),
-            a.get("transition_indptr", a["adjacency_indptr"]),
-            (n_phrases, n_phrases),
-        )
-        graph = cls(
-            phrases=phrases if phrases is not None else PhraseIndex.from_arrays(a),
-            passage_ids=StringTable(a["passage_ids"], a["passage_id_offsets"], a["passage_id_order"]),
-            passage_vectors=a["passage_vectors"],
-            mentions=_csr(
-                a["mentions_data"], a["mentions_indices"], a["mentions_indptr"], (n_passages, n_phrases)
-            ),
-            passage_counts=a["passage_counts"],
-            adjacency=adjacency,
-            transition=transition,
-            strength=a["strength"],
-            n_relation_edges=int(manifest["n_relation_edges"]),
-            n_synonym_edges=int(manifest["n_synonym_edges"]),
-        )
-        if "walk_data" in a:
-            n = n_phrases + n_passages
-            graph._passage_strength = a["walk_strength"]
-            walk = _csr(a["walk_data"], a["walk_indices"], a["walk_indptr"], (n, n))
-            graph._passage_graph = (walk, np.asarray(graph._passage_strength == 0))
-        return graph
+    # The phrase graph: RELATION counts (integers, so their sums are exact in any order) and SYNONYM
+    # scores (one per pair) summed once per entry by canonical_adjacency, the order a snapshot brought
+    # forward by a write batch (snapshot_delta) reproduces bit for bit.
+    relations = _int_rows(conn, RELATION_KEY_EDGES, 3)
+    synonyms = conn.execute(SYNONYM_KEYS).fetchall()
+    syn_weights = np.array([r[2] for r in synonyms], dtype=np.float64)
+    syn = np.array([r[:2] for r in synonyms], dtype=np.int64).reshape(-1, 2)
+    del synonyms
+    n_relation, n_synonym = len(relations), len(syn)
+    sources = np.concatenate([_positions(phrase_keys, relations[:, 0]), _positions(phrase_keys, syn[:, 0])])
+    targets = np.concatenate([_positions(phrase_keys, relations[:, 1]), _positions(phrase_keys, syn[:, 1])])
+    weights = np.concatenate([relations[:, 2].astype(np.float64), syn_weights])
+    del relations, syn, syn_weights
+    adjacency = canonical_adjacency(sources, targets, weights, n_relation, n_phrases)
+    del sources, targets, weights
+    graph = GraphSnapshot.derived(
+        phrases,
+        StringTable.of(passage_list, searchable=True),
+        mentions,
+        passage_counts,
+        adjacency,
+        n_relation,
+        n_synonym,
+        passage_vectors,
+    )
+    graph._passage_room = passage_room
+    return graph

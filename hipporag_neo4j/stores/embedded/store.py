@@ -31,7 +31,6 @@ import numpy as np
 from hipporag_neo4j.common.sqlite import chunks, placeholders, set_wal
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.graph.joined import JoinedMatrix, join_adjacency
-from hipporag_neo4j.graph.ppr import forward_push
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.stores.base import (
     DeleteReport,
@@ -52,6 +51,8 @@ from hipporag_neo4j.stores.base import (
     StoreMeta,
     SynonymEdge,
     Vector,
+    WalkParams,
+    WriteResult,
     check_meta,
     check_no_reembed,
     chunks_of_parents,
@@ -60,12 +61,12 @@ from hipporag_neo4j.stores.embedded import (
     explore,
     migrate,
     schema,
+    snapshot,
     snapshot_delta,
     snapshot_files,
     vector_index,
 )
 from hipporag_neo4j.stores.embedded.enterprise import read_join_edges
-from hipporag_neo4j.stores.embedded.knn import exact_scores, nearest_rows, top_positions
 from hipporag_neo4j.stores.embedded.schema import (
     PASSAGE_COUNT,
     RELATION_KEY_EDGES,
@@ -73,11 +74,13 @@ from hipporag_neo4j.stores.embedded.schema import (
     SCHEMA_VERSION,
     keys_of,
 )
-from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
-from hipporag_neo4j.stores.embedded.spare_rows import grown
-from hipporag_neo4j.stores.embedded.strings import StringTable
 from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
-from hipporag_neo4j.stores.scores import PassageScores
+from hipporag_neo4j.stores.embedded.view import EmbeddedView
+from hipporag_neo4j.stores.memory import queries
+from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.memory.scores import PassageScores
+from hipporag_neo4j.stores.memory.spare_rows import grown
+from hipporag_neo4j.stores.memory.strings import StringTable
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +144,6 @@ class EmbeddedStore:
         self, path: str | Path, persist_snapshot: bool = True, vector_search: VectorSearch | None = None
     ) -> None:
         self.path = Path(path)
-        #: (phrases, facts) the last write_passages inserted (the indexer's report counts these)
-        self.last_write_counts: tuple[int, int] | None = None
         self.persist_snapshot = persist_snapshot
         self.vector_search = vector_search or VectorSearch()
         self._indexes: dict[str, tuple[tuple[object, ...], IvfIndex]] = {}
@@ -358,7 +359,7 @@ class EmbeddedStore:
                 if self._snapshot is not None:
                     self._phrases = self._snapshot.phrases
             if self._phrases is None:
-                self._phrases = PhraseIndex.load(conn, self._dim)
+                self._phrases = snapshot.load_phrases(conn, self._dim)
             return self._phrases
 
     def _graph(self) -> GraphSnapshot:
@@ -373,8 +374,8 @@ class EmbeddedStore:
                 self._snapshot = self._brought_forward(conn, values)
             if self._snapshot is None:
                 if self._phrases is None:
-                    self._phrases = PhraseIndex.load(conn, self._dim)
-                graph = GraphSnapshot.load(conn, self._dim, self._phrases)
+                    self._phrases = snapshot.load_phrases(conn, self._dim)
+                graph = snapshot.load_graph(conn, self._dim, self._phrases)
                 self.snapshot_builds += 1
                 self._snapshot = self._persisted(conn, values, graph)
             if self._served is None or self._served[3] is not self._snapshot:
@@ -578,8 +579,9 @@ class EmbeddedStore:
     def missing_facts(self, ids: Sequence[str]) -> set[str]:
         return set(ids) - self._existing("facts", ids)
 
-    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
-        self.last_write_counts = None
+    def write_passages(
+        self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
+    ) -> WriteResult:
         with self._lock:
             with self._transaction(_Log(schema.LOG_APPEND)) as conn:
                 self._check_model(dict(conn.execute("SELECT key, value FROM meta").fetchall()))
@@ -630,7 +632,7 @@ class EmbeddedStore:
                 new_facts = [f for f in facts.values() if f.id not in fact_keys]
                 # what this write itself inserted: another process may have stored some of the phrases and
                 # facts the caller found missing, and the caller's report counts these
-                self.last_write_counts = (len(new_phrases), len(new_facts))
+                counts = (len(new_phrases), len(new_facts))
                 first = _next_key(conn, "facts")
                 fact_keys.update((f.id, first + i) for i, f in enumerate(new_facts))
                 conn.executemany(
@@ -669,7 +671,7 @@ class EmbeddedStore:
                 )
                 self._loaded_version = after
             self._snapshot = None
-        return [r.passage.id for r in new_passages]
+        return WriteResult([r.passage.id for r in new_passages], *counts)
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
         rows = (
@@ -686,55 +688,28 @@ class EmbeddedStore:
     def nearest_phrases(
         self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
     ) -> list[list[PhraseHit]]:
+        """Over the phrase index alone (the synonym step needs no graph); a query's linking goes through
+        its view (:meth:`view`)."""
         with self._lock:
-            return self._nearest_phrases(self._phrase_index(), vectors, top_k, min_similarity, exclude_ids)
+            index = self._phrase_index()
+            return queries.nearest_phrases(
+                index,
+                vectors,
+                top_k,
+                min_similarity,
+                exclude_ids,
+                self._passage_counts,
+                self._candidates("phrase", index.vectors),
+            )
 
-    def _nearest_phrases(
-        self,
-        index: PhraseIndex,
-        vectors: Matrix,
-        top_k: int,
-        min_similarity: float,
-        exclude_ids: Sequence[str] | None,
-    ) -> list[list[PhraseHit]]:
-        n = len(index.ids)
-        if n == 0:
-            return [[] for _ in range(len(vectors))]
-        found: list[list[tuple[int, float]]] = []
-        # Synonym search (exclude_ids) stays exact: its edges are part of the stored graph. Query-time
-        # linking uses the IVF index on large stores; both re-score their candidates exactly below.
-        ivf = None if exclude_ids else self._vector_index("phrase", index.vectors)
-        if ivf is not None:
-            probes = self.vector_search.probes
-            rows = [ivf.search(index.vectors, v, top_k + 1, probes) for v in vectors]
-        else:
-            # one more, in case the excluded query phrase is among them
-            # linking re-scores its candidates exactly below, and takes one more than it keeps
-            linking = not exclude_ids
-            rows = [
-                c
-                for c, _ in nearest_rows(
-                    vectors, index.vectors, top_k + 1, min_similarity, matrix_first=linking
-                )
-            ]
-        for row, candidates in enumerate(rows):
-            # the kept scores again, exactly (exact_scores: synonym edges do not depend on batching)
-            candidates = np.asarray(candidates)
-            values = exact_scores(index.vectors, candidates, vectors[row])
-            keep = values >= min_similarity
-            exclude = exclude_ids[row] if exclude_ids else None
-            pairs = [
-                (int(j), float(v))
-                for j, v in zip(candidates[keep], values[keep], strict=True)
-                if index.ids[j] != exclude
-            ]
-            pairs.sort(key=lambda jv: (-jv[1], index.ids[jv[0]]))
-            found.append(pairs[:top_k])
-        counts = self._passage_counts({index.ids[j] for pairs in found for j, _ in pairs})
-        return [
-            [PhraseHit(index.ids[j], index.names[j], v, counts.get(index.ids[j], 0)) for j, v in pairs]
-            for pairs in found
-        ]
+    def _candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
+        """The IVF index's candidate rows for ``matrix`` when the vector search setting wants an index for
+        its size (:meth:`_vector_index`), else None (an exact scan)."""
+        ivf = self._vector_index(kind, matrix)
+        if ivf is None:
+            return None
+        probes = self.vector_search.probes
+        return lambda m, v, k: ivf.search(m, v, k, probes)
 
     def _vector_index(self, kind: str, matrix: Matrix) -> IvfIndex | None:
         """The IVF index over ``matrix`` (phrase, fact or passage vectors of the current snapshot) when the
@@ -910,9 +885,9 @@ class EmbeddedStore:
                     self.path.rmdir()
             return DropReport(removed=removed)
 
-    def pinned(self) -> contextlib.AbstractContextManager[None]:
-        """A no-op: each call's version check here is a read of the local SQLite file (microseconds)."""
-        return contextlib.nullcontext()
+    def view(self) -> EmbeddedView:
+        """The snapshot of the current graph version, for one query's reads."""
+        return EmbeddedView(self, self._graph(), self._loaded_version)
 
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
         wanted = list(dict.fromkeys(names))
@@ -925,17 +900,7 @@ class EmbeddedStore:
                 found[name] = PhraseHit(pid, name, 1.0, int(count))
         return found
 
-    def _ppr_vector(
-        self,
-        graph: GraphSnapshot,
-        seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
-    ) -> np.ndarray:
-        return graph.phrase_ppr(self._lock, seeds, damping, max_iterations, tolerance)
-
-    def _joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
+    def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         """The snapshot's graph joined with ``enterprise.sqlite`` beside it; cached per relationship types
         while neither the graph version nor the enterprise graph's version changes."""
         key = (join.rel_types, with_passages)
@@ -954,49 +919,26 @@ class EmbeddedStore:
             graph.joined[key] = joined
         return joined
 
-    def _joined_ppr(
-        self,
-        graph: GraphSnapshot,
-        joined: JoinedMatrix,
-        reset: np.ndarray,
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
-    ) -> np.ndarray:
-        """PPR on the joined graph from ``reset`` over its first rows (the enterprise nodes get none)."""
-        full = np.zeros(joined.transition.shape[0], dtype=np.float64)
-        full[: len(reset)] = reset
-        if full.sum() <= 0:
-            return np.zeros_like(reset)
-        scores = forward_push(joined.transition, joined.strength, full, damping, tolerance, max_iterations)
-        return scores[: len(reset)]
-
-    def personalized_pagerank(
-        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
-    ) -> dict[str, float]:
-        graph = self._graph()
-        scores = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
-        found = np.flatnonzero(scores)
-        return dict(zip(graph.phrases.ids.take(found), scores[found].tolist(), strict=True))
+    def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
+        return self.view().personalized_pagerank(seeds, walk)
 
     def graph_passage_scores(
         self,
         seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
     ) -> Sequence[PassageScore]:
-        graph = self._graph()
-        if join is None:
-            ppr = self._ppr_vector(graph, seeds, damping, max_iterations, tolerance)
-        else:
-            reset = graph.phrase_reset(seeds)
-            joined = self._joined(graph, join, with_passages=False)
-            ppr = self._joined_ppr(graph, joined, reset, damping, max_iterations, tolerance)
-        return graph.rank_by_mentions(ppr, limit, explain_phrases)
+        return self.view().graph_passage_scores(seeds, walk, limit, explain_phrases, join)
+
+    def fact_index(self, graph: GraphSnapshot) -> FactIndex:
+        """The fact vectors of ``graph``'s version: read on first use (in a read transaction of that
+        version), then held by the snapshot."""
+        with self._lock, self._read() as conn:  # facts of the snapshot's graph version, not a later one
+            if graph.facts is None:
+                graph.facts = self._fact_index(conn)
+            return graph.facts
 
     def _fact_index(self, conn: sqlite3.Connection) -> FactIndex:
         """The fact vectors of the state ``conn``'s read transaction sees: the last ones read, extended
@@ -1005,94 +947,31 @@ class EmbeddedStore:
         values = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         previous = self._facts
         if previous is not None and snapshot_delta.append_only_since(conn, previous[0], previous[1], values):
-            facts = previous[2].extended(conn)
+            facts = snapshot.extend_facts(previous[2], conn)
         else:
-            facts = FactIndex.load(conn, self._dim)
+            facts = snapshot.load_facts(conn, self._dim)
             self.fact_loads += 1
         self._facts = (int(values.get("graph_version", 0)), values.get("graph_token", ""), facts)
         return facts
 
     def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
-        with self._lock, self._read() as conn:  # facts of the snapshot's graph version, not a later one
-            graph = self._graph()
-            if graph.facts is None:
-                graph.facts = self._fact_index(conn)
-        facts = graph.facts
-        n = len(facts.ids)
-        if n == 0 or top_k <= 0:
-            return []
-        k = min(top_k, n)
-        ivf = self._vector_index("fact", facts.vectors)
-        if ivf is None:
-            sims = facts.vectors @ vector
-            best = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
-            score = {int(j): float(sims[j]) for j in best}
-        else:  # candidates from the index, scored exactly (float64, one fixed order)
-            best = ivf.search(facts.vectors, vector, k, self.vector_search.probes)
-            score = dict(zip(best.tolist(), exact_scores(facts.vectors, best, vector).tolist(), strict=True))
-        ranked = sorted(score, key=lambda j: (-score[j], facts.ids[j]))
-        names, position = graph.phrases.names, graph.phrases.position
-
-        def at(phrase_id: str) -> int:
-            found = position(phrase_id)
-            if found is None:  # facts reference phrases (foreign key): only a corrupt snapshot gets here
-                raise StoreError(f"fact phrase {phrase_id!r} is not in the snapshot of {self.path}")
-            return found
-
-        subject = [at(facts.subject_ids[j]) for j in ranked]
-        obj = [at(facts.object_ids[j]) for j in ranked]
-        return [
-            FactHit(
-                id=facts.ids[j],
-                subject_id=facts.subject_ids[j],
-                subject=names[s],
-                predicate=facts.predicates[j],
-                object_id=facts.object_ids[j],
-                object=names[o],
-                similarity=score[j],
-            )
-            for j, s, o in zip(ranked, subject, obj, strict=True)
-        ]
+        return self.view().nearest_facts(vector, top_k)
 
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
         passage_seeds: Mapping[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
     ) -> Sequence[PassageScore]:
-        graph = self._graph()
-        reset = graph.passage_walk_reset(phrase_seeds, passage_seeds)
-        if reset.sum() <= 0:
-            return []
-        if join is None:
-            ppr = graph.passage_walk_ppr(self._lock, reset, damping, max_iterations, tolerance)
-        else:
-            joined = self._joined(graph, join, with_passages=True)
-            ppr = self._joined_ppr(graph, joined, reset, damping, max_iterations, tolerance)
-        return graph.rank_passage_nodes(ppr, limit, explain_phrases)
+        return self.view().passage_node_scores(
+            phrase_seeds, passage_seeds, walk, limit, explain_phrases, join
+        )
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> PassageScores:
-        graph = self._graph()
-        n = len(graph.passage_ids)
-        if not n or limit <= 0:
-            return PassageScores(graph.passage_ids, np.zeros(0, dtype=np.intp), np.zeros(0))
-        # the index for a few of many passages only: it cannot rank them all
-        ivf = self._vector_index("passage", graph.passage_vectors) if limit * 16 <= n else None
-        if ivf is None:
-            sims = graph.passage_vectors @ vector
-            order = top_positions(sims, limit)
-            values = sims[order].astype(np.float64)
-        else:  # candidates from the index, scored exactly (float64, one fixed order)
-            best = ivf.search(graph.passage_vectors, vector, limit, self.vector_search.probes)
-            exact = exact_scores(graph.passage_vectors, best, vector)
-            ranked = np.lexsort((best, -exact))[:limit]
-            order, values = best[ranked], exact[ranked]
-        return PassageScores(graph.passage_ids, order, values)  # arrays: no object per passage
+        return self.view().dense_passage_scores(vector, limit)
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
         found: dict[str, Passage] = {}

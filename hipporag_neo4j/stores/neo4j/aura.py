@@ -13,7 +13,7 @@ manual's "Aura Graph Analytics" page says the Cypher API serves only sessions at
 Neo4j >= 5.24 (with a cloud location, ``neo4j.aura.cloud_provider``/``cloud_region``). The client's
 ``gds.graph.construct``
 takes node and relationship tables over Arrow instead: the engine builds them from the graph it reads
-anyway (``local_phrase_graph``/``local_passage_graph``, version-checked, causally consistent), numbers
+anyway (the store's in-process copy, version-checked, causally consistent), numbers
 the nodes itself and so maps scores back without ``id()``; PageRank then runs in the session with
 weighted source nodes (``gds.page_rank.stream(G, source_nodes=[(id, weight), ...])``). Memory comes from
 ``GdsSessions.estimate(node_count, relationship_count, algorithms=["pageRank"])`` unless set.

@@ -5,19 +5,19 @@ Measured live (Neo4j 5.26 Community, MuSiQue, docs/neo4j-performance.md), answer
 the embedded store answers from arrays: HippoRAG 2's dense score of every passage 84 ms against 3 ms,
 HippoRAG's PPR and MENTIONS aggregation (every phrase score shipped to the server) 346 ms against
 2.6 ms, synonym edges by vector-index queries 355 s against 2.4 s. So the namespace is read once per
-graph version into the embedded store's own structures (:class:`GraphSnapshot`, :class:`PhraseIndex`,
-:class:`FactIndex`) and every query is answered with the embedded store's arithmetic (exact k-nearest
-by :func:`nearest_rows` with the same float64 re-scoring, forward push and then the factorised PPR on
-the phrase graph, a PPR cache per reset vector on HippoRAG 2's graph): the two stores give the same
-answers, and exact ones (no approximate index between the query and the vectors).
+graph version into the in-process engine's structures (:mod:`hipporag_neo4j.stores.memory`:
+:class:`GraphSnapshot`, :class:`PhraseIndex`, :class:`FactIndex`) and every query is answered by the
+engine's one implementation (:mod:`~hipporag_neo4j.stores.memory.queries`), the embedded store's too:
+the two stores give the same answers, and exact ones (no approximate index between the query and the
+vectors). This process's own writes carry the copy forward through the engine's one
+:func:`~hipporag_neo4j.stores.memory.delta.apply`.
 
 What is read when:
 
-* each query reads the graph version and model (``client_state``, one round trip); while they are
-  unchanged the copy serves from memory. A query the retriever runs inside the store's query pin
-  (:class:`QueryPin`, ``Neo4jStore.pinned``) reads them once for all its store calls, and serves the
-  rows of the passages it returns from those read earlier at the same version (:class:`PassageRows`);
-  outside a pin every call reads them;
+* each query reads the graph version and model once (``client_state``, one round trip: the store's
+  :meth:`~hipporag_neo4j.stores.neo4j.store.Neo4jStore.view`); while they are unchanged the copy serves
+  from memory. Every read of the query goes through that view (one version), and the rows of the
+  passages it returns come from those read earlier at the same version (:class:`PassageRows`);
 * a new version re-reads the structure it needs (phrase ids, names and counts; passages, mentions and
   edges; facts), in one read transaction between two reads of the version (Neo4j reads at READ
   COMMITTED, writers bump the version in their transaction: equal versions mean one consistent graph;
@@ -34,8 +34,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,14 +52,14 @@ from hipporag_neo4j.stores.base import (
     FactHit,
     Matrix,
     PassageRecord,
-    PassageScore,
     PhraseHit,
     PhraseRecord,
     Vector,
 )
-from hipporag_neo4j.stores.embedded.knn import exact_scores, nearest_rows
-from hipporag_neo4j.stores.embedded.snapshot import FactIndex, GraphSnapshot, PhraseIndex
-from hipporag_neo4j.stores.embedded.strings import StringTable
+from hipporag_neo4j.stores.memory import delta, queries
+from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.memory.scores import PassageScores
+from hipporag_neo4j.stores.memory.strings import StringTable
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
 
 #: Reads of a part that may see a concurrent commit before one is used without being kept.
@@ -89,11 +88,12 @@ class Dense:
 
 
 class PassageRows:
-    """Passage rows read by pinned queries, held for the graph version they were read at: the passages a
-    query returns (and the titles HippoRAG 2 looks at) are mostly those earlier queries read. A row is
-    read after its query saw the version, so it is that version's or a later one's, which is what a read
-    from the server would give too; a newer version gets rows of its own (this process's own writes
-    carry them over, as a write never changes a stored passage). Bounded: the oldest go first."""
+    """Passage rows read by queries (through their views), held for the graph version they were read
+    at: the passages a query returns (and the titles HippoRAG 2 looks at) are mostly those earlier
+    queries read. A row is read after its query saw the version, so it is that version's or a later
+    one's, which is what a read from the server would give too; a newer version gets rows of its own
+    (this process's own writes carry them over, as a write never changes a stored passage). Bounded: the
+    oldest go first."""
 
     def __init__(self, limit: int = PASSAGE_ROWS_MAX) -> None:
         self.limit = limit
@@ -131,23 +131,45 @@ class View:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
-class QueryPin:
-    """One query's hold on the copy (``Neo4jStore.pinned``): the graph version and model are read on its
-    first store call, and every later call of the query is served from that version's view without
-    asking the server again; so the query sees one version, where calls read one by one could each see
-    another. A part the view does not hold yet is read at the server's current version, and the query
-    goes on at that version (a later one only if another process committed since the query began).
+@dataclass(frozen=True)
+class Held:
+    """The graph of one version as the copy holds it, with the lock guarding its caches (PPR)."""
 
-    One pin per query and thread (a :class:`~contextvars.ContextVar` of the store), so concurrent
-    queries never share one; a write by this process in the pinned thread drops what the pin holds (the
-    next call reads the version again), and the next query, in a new pin, sees every write made before
-    it."""
+    graph: GraphSnapshot
+    lock: threading.Lock
+    version: int
 
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.owner: object | None = None  # the copy it serves (a new copy, after an outage, starts afresh)
-        self.state: State | None = None
+
+class Reading:
+    """One query's hold on the copy (:meth:`ClientCopy.reading`, made by ``Neo4jStore.view``): the graph
+    version and model are read once when it is made, and every read of the query is served from that
+    version's view without asking the server again; so the query sees one version, where calls read one
+    by one could each see another. A part the view does not hold yet is read at the server's current
+    version, and the query goes on at that version (a later one only if another process committed since
+    the query began). A plain object passed along, so a worker thread of the query uses it as is."""
+
+    def __init__(self, copy: ClientCopy, state: State) -> None:
+        self.copy = copy
+        self.state = state
         self.view: View | None = None
+        self._lock = threading.Lock()
+
+    def part(self, name: str) -> View:
+        with self._lock:
+            held = self.view
+        if held is not None and getattr(held, name) is not None:
+            return held
+        view = self.copy._load(name, self.state)
+        with self._lock:
+            self.view = view
+            if view.version != self.state.version:
+                self.state = State(view.version, self.state.model, self.state.dim)
+        return view
+
+    def rows(self) -> PassageRows | None:
+        """The passage rows held for this query's version; None before its first part."""
+        with self._lock:
+            return self.view.rows if self.view is not None else None
 
 
 def _matrix(vectors: list[Any], dim: int) -> Matrix:
@@ -179,91 +201,12 @@ def _insert_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
     return Dense(StringTable.of(ids, searchable=True), merged)
 
 
-def _positions(old: Sequence[str], new: Sequence[str]) -> np.ndarray:
-    """Where each id of the sorted ``old`` sits in the sorted ``new`` (a superset)."""
-    added = sorted(set(new) - set(old))
-    if not added:
-        return np.arange(len(old), dtype=np.int64)
-    shift = np.searchsorted(np.asarray(added, dtype=object), np.asarray(list(old), dtype=object))
-    return np.arange(len(old), dtype=np.int64) + shift.astype(np.int64)
-
-
-def _advance_graph(
-    old: GraphSnapshot,
-    phrases: PhraseIndex,
-    new: Sequence[PassageRecord],
-    relation_edges: int,
-    synonyms: Sequence[tuple[str, str, float]],
-) -> GraphSnapshot:
-    """``old`` with the new passages (their mentions and stated facts) and the new synonym edges, as
-    :meth:`ClientCopy._read_graph` would build it from the server's rows of the new version."""
-    n = len(phrases.ids)
-    phrase_at = _positions(list(old.phrases.ids), list(phrases.ids))
-    old_passages = list(old.passage_ids)
-    passage_list = sorted({*old_passages, *(r.passage.id for r in new)})
-    passage_at = _positions(old_passages, passage_list)
-    pos = {pid: i for i, pid in enumerate(phrases.ids)} if new or synonyms else {}
-    row_of = {pid: i for i, pid in enumerate(passage_list)} if new else {}
-
-    m = old.mentions.tocoo()
-    m_rows = [passage_at[m.row]]
-    m_cols = [phrase_at[m.col]]
-    m_data = [m.data]
-    for record in new:
-        items = sorted(record.mentions.items())
-        m_rows.append(np.full(len(items), row_of[record.passage.id], dtype=np.int64))
-        m_cols.append(np.asarray([pos[p] for p, _ in items], dtype=np.int64))
-        m_data.append(np.asarray([float(c) for _, c in items], dtype=np.float64))
-    mentions = _compact(
-        sp.csr_matrix(
-            (np.concatenate(m_data), (np.concatenate(m_rows), np.concatenate(m_cols))),
-            shape=(len(passage_list), n),
-        )
-    )
-
-    a = old.adjacency.tocoo()
-    sources, targets, weights = [phrase_at[a.row]], [phrase_at[a.col]], [a.data]
-    extra: list[tuple[int, int, float]] = []
-    for record in new:
-        stated = {f.id: f for f in record.facts}  # one STATES edge per (passage, fact)
-        extra += [(pos[f.subject_id], pos[f.object_id], 1.0) for f in stated.values()]
-    extra += [(pos[s_id], pos[t_id], float(score)) for s_id, t_id, score in synonyms]
-    if extra:
-        e = np.asarray([(i, j) for i, j, _ in extra], dtype=np.int64)
-        w = np.asarray([x for _, _, x in extra], dtype=np.float64)
-        keep = e[:, 0] != e[:, 1]
-        sources += [e[keep, 0], e[keep, 1]]
-        targets += [e[keep, 1], e[keep, 0]]
-        weights += [w[keep], w[keep]]
-    adjacency = _compact(
-        sp.csr_matrix(
-            (np.concatenate(weights), (np.concatenate(sources), np.concatenate(targets))), shape=(n, n)
-        )
-    )
-    transition, _ = transition_matrix(adjacency)
-    return GraphSnapshot(
-        phrases=phrases,
-        passage_ids=StringTable.of(passage_list, searchable=True),
-        passage_vectors=np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32),
-        mentions=mentions,
-        passage_counts=np.bincount(mentions.indices, minlength=n).astype(np.int32),
-        adjacency=adjacency,
-        transition=_compact(transition),
-        strength=node_strengths(adjacency),
-        n_relation_edges=old.n_relation_edges + relation_edges,
-        n_synonym_edges=old.n_synonym_edges + len(synonyms),
-    )
-
-
 class ClientCopy:
     """The in-process copy of one namespace (see the module doc). Thread-safe."""
 
-    def __init__(
-        self, runner: CypherRunner, namespace: str, pins: ContextVar[QueryPin | None] | None = None
-    ) -> None:
+    def __init__(self, runner: CypherRunner, namespace: str) -> None:
         self.runner = runner
         self.namespace = namespace
-        self._pins = pins  # the store's query pins (None: every call reads the version)
         self._view: View | None = None
         self._model: tuple[str, int] | None = None
         self._phrase_vectors: dict[str, Vector] = {}
@@ -283,49 +226,13 @@ class ClientCopy:
         row = rows[0]
         return State(int(row["graph_version"]), str(row["embedding_model"]), int(row["embedding_dim"]))
 
-    # --- the query pin ----------------------------------------------------------------------------
-    def pin(self) -> QueryPin | None:
-        """The pin of the query running in this thread, if any."""
-        pin = self._pins.get() if self._pins is not None else None
-        if pin is None:
-            return None
-        with pin.lock:
-            if pin.owner is not self:  # its first use, or the store's copy was replaced
-                pin.owner, pin.state, pin.view = self, None, None
-        return pin
-
     def state(self) -> State:
-        """The graph version and model: the query pin's (read on its first use), or read now."""
-        pin = self.pin()
-        if pin is None:
-            return self._state()
-        with pin.lock:
-            if pin.state is None:
-                pin.state = self._state()
-            return pin.state
+        """The graph version and model, read now."""
+        return self._state()
 
-    def _unpin(self) -> None:
-        """This thread wrote: its pin (if any) reads the version again on its next call."""
-        pin = self.pin()
-        if pin is not None:
-            with pin.lock:
-                pin.state, pin.view = None, None
-
-    def _pinned(self, pin: QueryPin | None, view: View) -> View:
-        """``view`` is what the pinned query uses from now on (a later version when it had to read a part
-        and another process had committed meanwhile)."""
-        if pin is not None:
-            with pin.lock:
-                pin.view = view
-                if pin.state is not None and pin.state.version != view.version:
-                    pin.state = State(view.version, pin.state.model, pin.state.dim)
-        return view
-
-    def held_rows(self) -> PassageRows | None:
-        """The passage rows of the pinned query's version; None outside a pin or before its first call."""
-        pin = self.pin()
-        view = pin.view if pin is not None else None
-        return view.rows if view is not None else None
+    def reading(self) -> Reading:
+        """One query's reads at the version the server holds now (one round trip)."""
+        return Reading(self, self._state())
 
     def forget_vectors(self) -> None:
         """Drop every vector held (after ``set_embeddings``): they are read again."""
@@ -333,7 +240,6 @@ class ClientCopy:
             self._phrase_vectors.clear()
             self._fact_vectors.clear()
             self._view = None
-        self._unpin()
 
     def phrase_vectors(self, ids: Sequence[str], *, keep: bool = True) -> dict[str, Vector]:
         """The vectors of the phrases ``ids`` that exist (the synonym step's pending phrases), by id:
@@ -376,16 +282,13 @@ class ClientCopy:
                 found.update((phrase_id, matrix[k]) for k, (phrase_id, _) in enumerate(pairs))
         return found
 
-    def _part(self, name: str) -> View:
-        """The view of the current version (the pinned query's) with part ``name`` read."""
-        pin = self.pin()
-        held = pin.view if pin is not None else None
-        if held is not None and getattr(held, name) is not None:
-            return held
-        return self._pinned(pin, self._load(name))
+    def _part(self, name: str, reading: Reading | None = None) -> View:
+        """The view of the current version (the query's, with ``reading``) with part ``name`` read."""
+        if reading is not None:
+            return reading.part(name)
+        return self._load(name, self._state())
 
-    def _load(self, name: str) -> View:
-        state = self.state()
+    def _load(self, name: str, state: State) -> View:
         view = self._view
         if view is not None and view.version == state.version and getattr(view, name) is not None:
             return view
@@ -581,7 +484,6 @@ class ClientCopy:
         when the copy was not at version - 1: then only the vectors written are kept, when ``model``
         (the writer's embedding model and dimension) is the copy's or the copy has none yet (a copy
         that later finds another model on the server drops them)."""
-        self._unpin()  # a pinned query of this thread reads the version again
         with self._load_lock:
             if model is not None and self._model in (None, model):
                 self._model = model
@@ -605,11 +507,42 @@ class ClientCopy:
                 and relation_edges is not None
                 and synonyms is not None
             ):
-                view.graph = _advance_graph(old.graph, view.phrases, new, relation_edges, synonyms)
+                view.graph = self._advance_graph(old.graph, phrases, new, relation_edges, synonyms)
             view.rows = old.rows  # a write never changes a stored passage
             self._view = view
             self._count("advanced")
             return True
+
+    @staticmethod
+    def _advance_graph(
+        old: GraphSnapshot,
+        phrases: Sequence[PhraseRecord],
+        new: Sequence[PassageRecord],
+        relation_edges: int,
+        synonyms: Sequence[tuple[str, str, float]],
+    ) -> GraphSnapshot:
+        """``old`` with the written rows, by the engine's one :func:`~.memory.delta.apply`: the new phrases
+        (sorted by id) and passages (in write order) after the old ones, one RELATION weight per new
+        (passage, fact) statement, the SYNONYM edges the write inserted."""
+        held = old.phrases.ids
+        added = sorted({p.id: p.name for p in phrases if held.find(p.id) is None}.items())
+        relations: dict[tuple[str, str], int] = {}
+        for record in new:
+            for fact in {f.id: f for f in record.facts}.values():  # one statement per (passage, fact)
+                pair = (fact.subject_id, fact.object_id)
+                relations[pair] = relations.get(pair, 0) + 1
+        changes = delta.WriteDelta(
+            phrases=added,
+            passages=[r.passage.id for r in new],
+            mentions=[
+                (r.passage.id, phrase_id, float(count))
+                for r in new
+                for phrase_id, count in sorted(r.mentions.items())
+            ],
+            relations=[(s, o, w) for (s, o), w in relations.items()],
+            synonyms=list(synonyms),
+        )
+        return delta.apply(old, changes, delta.History(new_relation_edges=relation_edges), 0)
 
     def _keep_vectors(
         self, phrases: Sequence[PhraseRecord], records: Sequence[PassageRecord], written: Sequence[str]
@@ -680,10 +613,10 @@ class ClientCopy:
             vectors=np.stack([self._fact_vectors[i] for i in ids]),
         )
 
-    # --- look-ups a query makes on every call (served from the copy: no statement of their own) ------
-    def phrases_by_name(self, names: Sequence[str]) -> dict[str, PhraseHit]:
+    # --- the reads of a query (served from the copy: no statement of their own) ------------------------
+    def phrases_by_name(self, names: Sequence[str], reading: Reading | None = None) -> dict[str, PhraseHit]:
         """As ``read_phrases_by_name``: exact names -> the phrase, its passage count."""
-        view = self._part("phrases")
+        view = self._part("phrases", reading)
         index, by_name, counts = view.phrases, view.by_name, view.passage_counts
         assert index is not None and by_name is not None and counts is not None
         found: dict[str, PhraseHit] = {}
@@ -694,146 +627,49 @@ class ClientCopy:
                 found[name] = PhraseHit(phrase_id, name, 1.0, counts.get(phrase_id, 0))
         return found
 
-    def passage_count(self) -> int:
-        view = self._part("passage_total")
+    def passage_count(self, reading: Reading | None = None) -> int:
+        view = self._part("passage_total", reading)
         assert view.passage_total is not None
         return view.passage_total
 
-    # --- vector search ---------------------------------------------------------------------------
     def nearest_phrases(
-        self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None
+        self,
+        vectors: Matrix,
+        top_k: int,
+        min_similarity: float,
+        exclude_ids: Sequence[str] | None,
+        reading: Reading | None = None,
     ) -> list[list[PhraseHit]]:
-        """As ``EmbeddedStore._nearest_phrases``: exact neighbours, re-scored in float64 in one fixed
-        order, so a pair scores the same from either phrase and in any batch."""
-        n = len(vectors)
-        if exclude_ids is not None and len(exclude_ids) != n:
-            raise ValueError(f"exclude_ids has {len(exclude_ids)} entries for {n} vectors")
-        if n == 0 or top_k <= 0:
-            return [[] for _ in range(n)]
-        view = self._part("phrase_vectors")
+        """Exact neighbours by the engine's search (:func:`.memory.queries.nearest_phrases`)."""
+        view = self._part("phrase_vectors", reading)
         index, counts, matrix = view.phrases, view.passage_counts, view.phrase_vectors
         assert index is not None and counts is not None and matrix is not None
-        if len(index.ids) == 0:
-            return [[] for _ in range(n)]
-        found: list[list[tuple[int, float]]] = []
-        for row, (candidates, _) in enumerate(
-            nearest_rows(np.asarray(vectors, dtype=np.float32), matrix, top_k + 1, min_similarity)
-        ):
-            candidates = np.asarray(candidates)
-            values = exact_scores(matrix, candidates, vectors[row])
-            keep = values >= min_similarity
-            exclude = exclude_ids[row] if exclude_ids else None
-            pairs = [
-                (int(j), float(v))
-                for j, v in zip(candidates[keep], values[keep], strict=True)
-                if index.ids[j] != exclude
-            ]
-            pairs.sort(key=lambda jv: (-jv[1], index.ids[jv[0]]))
-            found.append(pairs[:top_k])
-        return [
-            [PhraseHit(index.ids[j], index.names[j], v, counts.get(index.ids[j], 0)) for j, v in pairs]
-            for pairs in found
-        ]
+        return queries.nearest_phrases(
+            PhraseIndex(index.ids, index.names, matrix),
+            vectors,
+            top_k,
+            min_similarity,
+            exclude_ids,
+            lambda ids: {i: counts.get(i, 0) for i in ids},
+        )
 
-    def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
-        if limit <= 0:
-            return []
-        dense = self._part("dense").dense
+    def dense_passage_scores(
+        self, vector: Vector, limit: int, reading: Reading | None = None
+    ) -> PassageScores:
+        dense = self._part("dense", reading).dense
         assert dense is not None
-        if not len(dense.ids):
-            return []
-        sims = dense.vectors @ np.asarray(vector, dtype=np.float32)
-        order = np.argsort(-sims, kind="stable")[:limit]
-        ids = dense.ids.take(order)
-        return [PassageScore(pid, float(s)) for pid, s in zip(ids, sims[order].tolist(), strict=True)]
+        return queries.dense_passage_scores(dense.ids, dense.vectors, vector, limit)
 
-    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
-        if top_k <= 0:
-            return []
-        view = self._part("facts")
-        facts, phrases = view.facts, view.phrases
-        assert facts is not None and phrases is not None
-        n = len(facts.ids)
-        if n == 0:
-            return []
-        sims = facts.vectors @ np.asarray(vector, dtype=np.float32)
-        k = min(top_k, n)
-        best = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
-        ranked = sorted(best.tolist(), key=lambda j: (-float(sims[j]), facts.ids[j]))
+    def nearest_facts(self, vector: Vector, top_k: int, reading: Reading | None = None) -> list[FactHit]:
+        view = self._part("facts", reading)
+        assert view.facts is not None and view.phrases is not None
+        return queries.nearest_facts(view.facts, view.phrases, np.asarray(vector, dtype=np.float32), top_k)
 
-        def name(phrase_id: str) -> str:
-            found = phrases.position(phrase_id)
-            return phrases.names[found] if found is not None else ""
+    def held_graph(self, reading: Reading | None = None) -> Held:
+        """The graph of the current version (the query's), with the lock guarding its caches."""
+        view = self._part("graph", reading)
+        assert view.graph is not None
+        return Held(view.graph, view.lock, view.version)
 
-        return [
-            FactHit(
-                id=facts.ids[j],
-                subject_id=facts.subject_ids[j],
-                subject=name(facts.subject_ids[j]),
-                predicate=facts.predicates[j],
-                object_id=facts.object_ids[j],
-                object=name(facts.object_ids[j]),
-                similarity=float(sims[j]),
-            )
-            for j in ranked
-        ]
-
-    # --- PPR -------------------------------------------------------------------------------------
     def graph(self) -> GraphSnapshot:
-        graph = self._part("graph").graph
-        assert graph is not None
-        return graph
-
-    def phrase_ppr(
-        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
-    ) -> tuple[GraphSnapshot, np.ndarray]:
-        """As ``EmbeddedStore._ppr_vector``: forward push, then the factorised exact PPR once the
-        version has served a few queries."""
-        view = self._part("graph")
-        graph = view.graph
-        assert graph is not None
-        return graph, graph.phrase_ppr(view.lock, seeds, damping, max_iterations, tolerance)
-
-    def personalized_pagerank(
-        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
-    ) -> dict[str, float]:
-        graph, scores = self.phrase_ppr(seeds, damping, max_iterations, tolerance)
-        found = np.flatnonzero(scores)
-        return dict(zip(graph.phrases.ids.take(found), scores[found].tolist(), strict=True))
-
-    def graph_passage_scores(
-        self,
-        seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
-        limit: int,
-        explain_phrases: int,
-    ) -> list[PassageScore]:
-        """As ``EmbeddedStore.graph_passage_scores``: passage score = mentions x PPR, in process."""
-        if limit <= 0:
-            return []
-        graph, ppr = self.phrase_ppr(seeds, damping, max_iterations, tolerance)
-        return list(graph.rank_by_mentions(ppr, limit, explain_phrases))  # (the engines return lists)
-
-    def passage_node_scores(
-        self,
-        phrase_seeds: dict[str, float],
-        passage_seeds: Mapping[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
-        limit: int,
-        explain_phrases: int,
-    ) -> list[PassageScore]:
-        """As ``EmbeddedStore.passage_node_scores`` (HippoRAG 2's walk), with its PPR cache per reset."""
-        if limit <= 0:
-            return []
-        view = self._part("graph")
-        graph = view.graph
-        assert graph is not None
-        reset = graph.passage_walk_reset(phrase_seeds, passage_seeds)
-        if reset.sum() <= 0:
-            return []
-        ppr = graph.passage_walk_ppr(view.lock, reset, damping, max_iterations, tolerance)
-        return list(graph.rank_passage_nodes(ppr, limit, explain_phrases))
+        return self.held_graph().graph

@@ -15,10 +15,11 @@ Engines:
   PPR is linear in its reset vector: with x_i the (unnormalised) GDS scores of a run from seed i alone,
   the run from weights w has scores sum_i w_i x_i. So one run per seed, summed with the seed weights in
   Cypher, then normalised: exact, at the cost of one GDS run per seed.
-* ``local``: the graph is read from Neo4j once per graph version and PPR runs in
-  :mod:`hipporag_neo4j.graph.ppr` (igraph semantics). Given the store's :class:`.client_copy.ClientCopy`, the
-  graph, PPR and the passage aggregation are the embedded store's, in process (same answers; no phrase
-  score leaves the process); the joined graph (``join``) keeps the engine's own read.
+* ``local``: the store's in-process copy of the namespace (:class:`.client_copy.ClientCopy`, read once
+  per graph version): the graph, PPR and the passage aggregation are the in-process engine's
+  (:mod:`hipporag_neo4j.stores.memory`), the embedded store's (same answers; no phrase score leaves the
+  process); the joined graph (``join``) too.
+* ``aura``: the copy's graph, PageRank in an Aura Graph Analytics session.
 
 For the GDS engines the passage rankings are one statement each (PageRank, normalisation and the
 MENTIONS aggregation or the Passage-node ranking), so PPR scores never leave the server.
@@ -47,13 +48,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.graph import ppr
-from hipporag_neo4j.graph.joined import JoinEdges, join_adjacency
-from hipporag_neo4j.stores.base import GraphJoin, PassageScore
+from hipporag_neo4j.graph.joined import JoinEdges, JoinedMatrix, join_adjacency
+from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
+from hipporag_neo4j.stores.memory import queries
 from hipporag_neo4j.stores.neo4j.aura import GdsSession, SessionError, SessionManager, session_graph_name
-from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
-from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind, join_infix
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy, Held, Reading
+from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner, Record
 
 T = TypeVar("T")
 
@@ -67,13 +68,6 @@ MAX_GRAPH_READS = 3
 LINEAR_MAX_SEEDS = 64
 
 
-class VersionSource(Protocol):
-    """The graph version an engine runs on, and whether it is a query pin's (``Neo4jStore.graph_version``):
-    the pinned query's unless ``fresh``, else read from the server."""
-
-    def __call__(self, fresh: bool = False) -> tuple[int, bool]: ...
-
-
 class CatalogFactory(Protocol):
     """The store's projection catalogs: one per kind, and per join for the joined graph."""
 
@@ -81,33 +75,34 @@ class CatalogFactory(Protocol):
 
 
 class PprEngine(Protocol):
+    """``reading``: the query's hold on the graph version (``Neo4jStore.view``); without it every call
+    reads the version from the server."""
+
     name: str
 
     def run(
-        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+        self, seeds: dict[str, float], walk: WalkParams, reading: Reading | None = None
     ) -> dict[str, float]: ...
 
     def passage_scores(
         self,
         seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
+        reading: Reading | None = None,
     ) -> list[PassageScore]: ...
 
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
         passage_seeds: Mapping[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
+        reading: Reading | None = None,
     ) -> list[PassageScore]: ...
 
 
@@ -147,15 +142,6 @@ def read_graph_version(runner: CypherRunner, namespace: str) -> int:
     if not rows:
         raise StoreError(f"namespace {namespace!r} has no metadata node: open() the store first")
     return int(rows[0]["graph_version"])
-
-
-def server_version(runner: CypherRunner, namespace: str) -> VersionSource:
-    """The version read from the server on every call (an engine without a store's query pins)."""
-
-    def version(fresh: bool = False) -> tuple[int, bool]:
-        return read_graph_version(runner, namespace), False
-
-    return version
 
 
 def passage_score_rows(rows: list[Record], key: str) -> list[PassageScore]:
@@ -203,12 +189,10 @@ class GdsPpr:
         *,
         weighted: bool,
         many_seeds: PprEngine | None = None,
-        version: VersionSource | None = None,
     ) -> None:
         self.runner = runner
         self.catalogs = catalogs
         self.namespace = namespace
-        self.version = version or server_version(runner, namespace)
         self.weighted = weighted
         self.name = "gds-weighted" if weighted else "gds-linear"
         self.many_seeds = None if weighted else many_seeds
@@ -236,23 +220,26 @@ class GdsPpr:
         work: Callable[[Projection], T],
         edgeless: Callable[[Projection], T],
         join: GraphJoin | None = None,
+        reading: Reading | None = None,
     ) -> T:
         """``work`` on the projection of the current graph version; ``edgeless`` when it has no edge (GDS
         would not know the weight property of a graph without relationships, and PPR is then the reset
         vector itself). A vanished projection or a seed newer than it: look again, a few times, at the
-        version read afresh. A pinned query uses the warm projection when it is of its version or a newer
-        one (an older version is never projected again, so concurrent queries never make the catalog go
-        back and forth); a projection is only ever made of the version the server holds then."""
+        version read afresh. A query's ``reading`` uses the warm projection when it is of its version or a
+        newer one (an older version is never projected again, so concurrent queries never make the catalog
+        go back and forth); a projection is only ever made of the version the server holds then."""
         catalog = self.catalogs(kind) if join is None else self.catalogs(kind, join)
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            version, pinned = self.version(fresh=attempt > 1)
             current = catalog.current
-            if pinned and current is not None and current.version >= version:
-                projection = current
+            if attempt == 1 and reading is not None and current is not None:
+                held = current.version >= reading.state.version
             else:
-                if pinned:  # none warm for the pinned version: project the server's version now
-                    version, _ = self.version(fresh=True)
-                projection = catalog.ensure(version)
+                held = False
+            projection = (
+                current
+                if held and current is not None
+                else catalog.ensure(read_graph_version(self.runner, self.namespace))
+            )
             if projection.relationship_count == 0:
                 return edgeless(projection)
             try:
@@ -263,23 +250,23 @@ class GdsPpr:
                     raise
         raise AssertionError("unreachable")
 
-    def _params(self, projection: Projection, damping: float, iters: int, tol: float) -> dict[str, Any]:
+    def _params(self, projection: Projection, walk: WalkParams) -> dict[str, Any]:
         return {
             "graph_name": projection.name,
             "namespace": self.namespace,
-            "damping": damping,
-            "max_iterations": iters,
-            "tolerance": tol,
+            "damping": walk.damping,
+            "max_iterations": walk.max_iterations,
+            "tolerance": walk.tolerance,
         }
 
     def run(
-        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
+        self, seeds: dict[str, float], walk: WalkParams, reading: Reading | None = None
     ) -> dict[str, float]:
         seeds = normalised(seeds)
         if not seeds:
             return {}
         if delegate := self._delegate(len(seeds)):
-            return delegate.run(seeds, damping, max_iterations, tolerance)
+            return delegate.run(seeds, walk, reading)
         rows = [{"id": node_id, "weight": w} for node_id, w in sorted(seeds.items())]
 
         def work(projection: Projection) -> dict[str, float]:
@@ -287,32 +274,29 @@ class GdsPpr:
                 self._statement("gds_ppr"),
                 leader=True,
                 seeds=rows,
-                **self._params(projection, damping, max_iterations, tolerance),
+                **self._params(projection, walk),
             )
             return normalised({str(r["id"]): float(r["score"]) for r in found if r["id"] is not None})
 
         def edgeless(projection: Projection) -> dict[str, float]:
             return {} if projection.empty else normalised(self._known("read_existing_phrases", seeds))
 
-        return self._on_projection("phrases", work, edgeless)
+        return self._on_projection("phrases", work, edgeless, reading=reading)
 
     def passage_scores(
         self,
         seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
+        reading: Reading | None = None,
     ) -> list[PassageScore]:
         seeds = normalised(seeds)
         if not seeds or limit <= 0:
             return []
         if delegate := self._delegate(len(seeds)):
-            return delegate.passage_scores(
-                seeds, damping, max_iterations, tolerance, limit, explain_phrases, join
-            )
+            return delegate.passage_scores(seeds, walk, limit, explain_phrases, join, reading)
         rows = [{"id": node_id, "weight": w} for node_id, w in sorted(seeds.items())]
 
         def work(projection: Projection) -> list[PassageScore]:
@@ -322,7 +306,7 @@ class GdsPpr:
                 seeds=rows,
                 limit=limit,
                 explain_phrases=max(0, explain_phrases),
-                **self._params(projection, damping, max_iterations, tolerance),
+                **self._params(projection, walk),
             )
             return passage_score_rows(found, "contribution")
 
@@ -332,25 +316,24 @@ class GdsPpr:
             scores = normalised(self._known("read_existing_phrases", seeds))
             return aggregate_passage_scores(self.runner, self.namespace, scores, limit, explain_phrases)
 
-        return self._on_projection("phrases", work, edgeless, join)
+        return self._on_projection("phrases", work, edgeless, join, reading)
 
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
         passage_seeds: Mapping[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
+        reading: Reading | None = None,
     ) -> list[PassageScore]:
         reset = normalised_reset(phrase_seeds, passage_seeds)
         if not reset or limit <= 0:
             return []
         if delegate := self._delegate(len(reset)):
             return delegate.passage_node_scores(
-                phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases, join
+                phrase_seeds, passage_seeds, walk, limit, explain_phrases, join, reading
             )
         rows = [{"id": seed.id, "weight": seed.weight, "kind": seed.kind} for seed in reset]
 
@@ -361,7 +344,7 @@ class GdsPpr:
                 seeds=rows,
                 limit=limit,
                 explain_phrases=max(0, explain_phrases),
-                **self._params(projection, damping, max_iterations, tolerance),
+                **self._params(projection, walk),
             )
             return passage_score_rows(found, "score")
 
@@ -379,284 +362,114 @@ class GdsPpr:
                 return []
             return rank_passage_seeds({k: w / total for k, w in known_passages.items()}, limit)
 
-        return self._on_projection("passages", work, edgeless, join)
+        return self._on_projection("passages", work, edgeless, join, reading)
 
 
 # --- in process ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LocalGraph:
-    """A namespace's graph of one graph version, ready for
-    :func:`hipporag_neo4j.graph.ppr.personalized_pagerank`.
-
-    Nodes are the phrases (``ids[:n_phrases]``) and, for HippoRAG 2's walk, then the passages.
-    ``version`` is None for a graph read while writers kept committing (used once, never cached)."""
-
-    version: int | None
-    ids: list[str]
-    index: dict[str, int]
-    n_phrases: int
-    transition: sp.csr_matrix
-    dangling: np.ndarray
-    mentions: dict[str, list[str]]  # passage id -> phrase ids (HippoRAG 2's graph only)
-    adjacency: sp.csr_matrix  # symmetric, weighted (what a GDS session is given)
-    with_passages: bool = False
-    n_enterprise: int = 0  # joined graph: your nodes, the last rows (walked through, never ranked)
-    kind: str = ""  # joined graph: the join's infix in the names a GDS session gives it
-
-    @property
-    def n_ranked(self) -> int:
-        """Rows of phrases and passages (the enterprise nodes come after them)."""
-        return len(self.ids) - self.n_enterprise
-
-
-def build_local_graph(
-    version: int | None,
-    phrase_rows: list[Record],
-    passage_rows: list[Record] | None,
-    join_rows: list[Record] | None = None,
-    kind: str = "",
-) -> LocalGraph:
-    """Ids and edges read by local_phrase_graph (and local_passage_graph, and for the joined graph
-    local_joined_edges); an edge to a node missing from the read (a concurrent write) is left out rather
-    than failing."""
-    ids = [str(row["id"]) for row in phrase_rows]
-    n_phrases = len(ids)
-    phrase_index = {phrase_id: i for i, phrase_id in enumerate(ids)}
-    sources: list[int] = []
-    targets: list[int] = []
-    weights: list[float] = []
-    for row in phrase_rows:
-        s = phrase_index[str(row["id"])]
-        for edge in row["edges"]:
-            t = phrase_index.get(str(edge["target"]))
-            if t is not None and edge["weight"] is not None:
-                sources.append(s)
-                targets.append(t)
-                weights.append(float(edge["weight"]))
-    mentions: dict[str, list[str]] = {}
-    index = dict(phrase_index)
-    for row in passage_rows or []:
-        pid = str(row["id"])
-        if pid in index:  # a passage id equal to a phrase id: keep the two nodes apart
-            continue
-        index[pid] = len(ids)
-        ids.append(pid)
-        mentioned = [str(p) for p in row["phrases"] if str(p) in phrase_index]
-        mentions[pid] = mentioned
-        for phrase_id in mentioned:
-            sources.append(index[pid])
-            targets.append(phrase_index[phrase_id])
-            weights.append(1.0)
-    adjacency = ppr.symmetric_adjacency(
-        np.array(sources, dtype=np.int64),
-        np.array(targets, dtype=np.int64),
-        np.array(weights, dtype=np.float64),
-        len(ids),
-    )
-    with_passages = passage_rows is not None
-    if join_rows is None:
-        transition, dangling = ppr.transition_matrix(adjacency)
-        return LocalGraph(
-            version, ids, index, n_phrases, transition, dangling, mentions, adjacency, with_passages
-        )
-    edges = JoinEdges(
-        version,
-        [(str(r["phrase_id"]), str(r["source"]), float(r["score"])) for r in join_rows if r["phrase_id"]],
-        [(str(r["source"]), str(r["target"])) for r in join_rows if not r["phrase_id"]],
-    )
-    joined = join_adjacency(adjacency, phrase_index, edges)
-    return LocalGraph(
-        version,
-        ids + joined.node_ids,
-        index,  # your nodes are never looked up by id (an elementId could equal a phrase id)
-        n_phrases,
-        joined.transition,
-        joined.dangling,
-        mentions,
-        joined.adjacency,
-        with_passages,
-        len(joined.node_ids),
-        kind,
-    )
-
-
-def read_phrase_graph(
-    tx: CypherTransaction, namespace: str, with_passages: bool = False, join: GraphJoin | None = None
-) -> LocalGraph:
-    """The graph read in one transaction between two reads of the graph version. Neo4j reads at READ
-    COMMITTED, so statements of one transaction may see different commits; writers of a namespace bump
-    its version in the same transaction, so equal versions before and after mean no commit in between
-    and the graph is that version's. Otherwise the graph is returned without a version (not cached)."""
-
-    def version() -> int:
-        rows = tx.run("meta_graph_version", namespace=namespace)
-        if not rows:
-            raise StoreError(f"namespace {namespace!r} has no metadata node: open() the store first")
-        return int(rows[0]["graph_version"])
-
-    before = version()
-    phrase_rows = tx.run("local_phrase_graph", namespace=namespace)
-    passage_rows = tx.run("local_passage_graph", namespace=namespace) if with_passages else None
-    join_rows = None
-    if join is not None:
-        join_rows = tx.run("local_joined_edges", namespace=namespace, types=list(join.rel_types))
-    after = version()
-    return build_local_graph(
-        before if before == after else None, phrase_rows, passage_rows, join_rows, join_infix(join)
-    )
-
-
 class LocalPpr:
-    """PPR in process (:mod:`hipporag_neo4j.graph.ppr`) over the graph read from Neo4j, cached per version."""
+    """PPR in process over the store's copy of the namespace (:mod:`.client_copy`): the graph, PPR and the
+    passage aggregation are the in-process engine's (:mod:`hipporag_neo4j.stores.memory`), as on the
+    embedded store (same answers; no phrase score leaves the process). The joined graph (``join``) is
+    the copy's graph joined with your nodes and relationships (read with ``local_joined_edges``, once per
+    graph version) by :func:`hipporag_neo4j.graph.joined.join_adjacency`, as the embedded store joins."""
 
     name = "local"
 
-    def __init__(
-        self,
-        runner: CypherRunner,
-        namespace: str,
-        copy: ClientCopy | None = None,
-        version: VersionSource | None = None,
-    ) -> None:
+    def __init__(self, runner: CypherRunner, namespace: str, copy: ClientCopy) -> None:
         self.runner = runner
         self.namespace = namespace
         self.copy = copy
-        self.version = version or server_version(runner, namespace)
-        self.graphs: dict[tuple[bool, GraphJoin | None], LocalGraph] = {}  # (with passages, join) -> graph
-        self.graph_reads = 0
+        self.joined: dict[tuple[int, GraphJoin, bool], JoinedMatrix] = {}
+        self.graph_reads = 0  # reads of the joined edges (tests)
 
-    @property
-    def graph(self) -> LocalGraph | None:
-        return self.graphs.get((False, None))
-
-    def current_graph(self, with_passages: bool = False, join: GraphJoin | None = None) -> LocalGraph:
-        """The graph of the current version (a pinned query's, or a newer one already read), read when
-        not held."""
-        version, pinned = self.version()
-        cached = self.graphs.get((with_passages, join))
-        if (
-            cached is not None
-            and cached.version is not None
-            and (cached.version == version or (pinned and cached.version > version))
-        ):
+    def _joined(self, graph: Held, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
+        key = (graph.version, join, with_passages)
+        cached = self.joined.get(key)
+        if cached is not None:
             return cached
-        graph: LocalGraph | None = None
-        for _ in range(MAX_GRAPH_READS):
-            graph = self.runner.transaction(
-                lambda tx: read_phrase_graph(tx, self.namespace, with_passages, join), write=False
-            )
-            self.graph_reads += 1
-            if graph.version is not None:
-                self.graphs[with_passages, join] = graph
-                return graph
-        assert graph is not None
-        return graph  # writers kept committing: use this read once
+        rows = self.runner.read("local_joined_edges", namespace=self.namespace, types=list(join.rel_types))
+        self.graph_reads += 1
+        edges = JoinEdges(
+            graph.version,
+            [(str(r["phrase_id"]), str(r["source"]), float(r["score"])) for r in rows if r["phrase_id"]],
+            [(str(r["source"]), str(r["target"])) for r in rows if not r["phrase_id"]],
+        )
+        g = graph.graph
+        base = g.passage_adjacency() if with_passages else g.adjacency
+        found = {p: g.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
+        joined = join_adjacency(base, {p: i for p, i in found.items() if i is not None}, edges)
+        self.joined = {k: v for k, v in self.joined.items() if k[0] == graph.version}  # one version held
+        self.joined[key] = joined
+        return joined
 
-    def _scores(
-        self, graph: LocalGraph, reset_by_id: dict[int, float], damping: float, iters: int, tol: float
-    ) -> np.ndarray | None:
-        reset = np.zeros(len(graph.ids), dtype=np.float64)
-        for i, weight in reset_by_id.items():
-            reset[i] += weight
-        if reset.sum() <= 0:
-            return None
-        if self.copy is not None:  # the joined graph: forward push, as the embedded store walks it
-            strength = ppr.node_strengths(graph.adjacency)
-            return ppr.forward_push(graph.transition, strength, reset, damping, tol, iters)
-        return ppr.personalized_pagerank(graph.transition, graph.dangling, reset, damping, iters, tol)
+    def _phrase_scores(
+        self, graph: Held, seeds: dict[str, float], walk: WalkParams, joined: JoinedMatrix | None
+    ) -> np.ndarray:
+        """PPR over the phrase graph (joined with your graph when ``joined`` is given)."""
+        if joined is None:
+            return graph.graph.phrase_ppr(graph.lock, seeds, walk)
+        return queries.joined_ppr(joined, graph.graph.phrase_reset(seeds), walk)
+
+    def _walk_scores(
+        self, graph: Held, reset: np.ndarray, walk: WalkParams, joined: JoinedMatrix | None
+    ) -> np.ndarray:
+        """PPR over HippoRAG 2's phrase + passage graph (joined when ``joined`` is given)."""
+        if joined is None:
+            return graph.graph.passage_walk_ppr(graph.lock, reset, walk)
+        return queries.joined_ppr(joined, reset, walk)
 
     def run(
-        self,
-        seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
-        join: GraphJoin | None = None,
+        self, seeds: dict[str, float], walk: WalkParams, reading: Reading | None = None
     ) -> dict[str, float]:
-        if self.copy is not None and join is None:
-            return self.copy.personalized_pagerank(seeds, damping, max_iterations, tolerance)
-        graph = self.current_graph(join=join)
-        reset = {graph.index[k]: w for k, w in positive_seeds(seeds).items() if k in graph.index}
-        scores = self._scores(graph, reset, damping, max_iterations, tolerance)
-        if scores is None:
-            return {}
-        return {graph.ids[i]: float(scores[i]) for i in np.flatnonzero(scores[: graph.n_ranked] > 0)}
+        graph = self.copy.held_graph(reading)
+        scores = self._phrase_scores(graph, seeds, walk, None)
+        found = np.flatnonzero(scores)
+        return dict(zip(graph.graph.phrases.ids.take(found), scores[found].tolist(), strict=True))
 
     def passage_scores(
         self,
         seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
+        reading: Reading | None = None,
     ) -> list[PassageScore]:
         if limit <= 0:
             return []
-        if self.copy is not None and join is None:
-            return self.copy.graph_passage_scores(
-                seeds, damping, max_iterations, tolerance, limit, explain_phrases
-            )
-        scores = self.run(seeds, damping, max_iterations, tolerance, join)
-        return aggregate_passage_scores(self.runner, self.namespace, scores, limit, explain_phrases)
+        graph = self.copy.held_graph(reading)
+        joined = self._joined(graph, join, with_passages=False) if join is not None else None
+        ppr = self._phrase_scores(graph, seeds, walk, joined)
+        return list(graph.graph.rank_by_mentions(ppr, limit, explain_phrases))
 
     def passage_node_scores(
         self,
         phrase_seeds: dict[str, float],
         passage_seeds: Mapping[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
+        reading: Reading | None = None,
     ) -> list[PassageScore]:
         if limit <= 0:
             return []
-        if self.copy is not None and join is None:
-            return self.copy.passage_node_scores(
-                phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases
-            )
-        graph = self.current_graph(with_passages=True, join=join)
-        reset: dict[int, float] = {}
-        for k, w in positive_seeds(phrase_seeds).items():
-            i = graph.index.get(k)
-            if i is not None and i < graph.n_phrases:
-                reset[i] = reset.get(i, 0.0) + w
-        for k, w in positive_seeds(passage_seeds).items():
-            i = graph.index.get(k)
-            if i is not None and i >= graph.n_phrases:
-                reset[i] = reset.get(i, 0.0) + w
-        scores = self._scores(graph, reset, damping, max_iterations, tolerance)
-        if scores is None:
+        graph = self.copy.held_graph(reading)
+        reset = graph.graph.passage_walk_reset(phrase_seeds, passage_seeds)
+        if reset.sum() <= 0:
             return []
-        passages = [(graph.ids[i], float(scores[i])) for i in range(graph.n_phrases, graph.n_ranked)]
-        ranked = sorted(((p, s) for p, s in passages if s > 0), key=lambda ps: (-ps[1], ps[0]))[:limit]
-        wanted = sorted({phrase_id for p, _ in ranked for phrase_id in graph.mentions.get(p, [])})
-        names: dict[str, str] = {}
-        if wanted and explain_phrases > 0:
-            rows = self.runner.read_batched("read_phrase_names", "ids", wanted, namespace=self.namespace)
-            names = {str(r["id"]): str(r["name"]) for r in rows}
-        results = []
-        for pid, score in ranked:
-            mentioned = [
-                (names[phrase_id], float(scores[graph.index[phrase_id]]))
-                for phrase_id in graph.mentions.get(pid, [])
-                if phrase_id in names and scores[graph.index[phrase_id]] > 0
-            ]
-            mentioned.sort(key=lambda ns: (-ns[1], ns[0]))
-            results.append(PassageScore(pid, score, mentioned[: max(0, explain_phrases)]))
-        return results
+        joined = self._joined(graph, join, with_passages=True) if join is not None else None
+        ppr = self._walk_scores(graph, reset, walk, joined)
+        return list(graph.graph.rank_passage_nodes(ppr, limit, explain_phrases))
 
 
 class AuraPpr(LocalPpr):
-    """PPR in an Aura Graph Analytics session (:mod:`.aura`): the graph the in-process engine reads
-    (version-checked, cached per version) is constructed in the session once per graph version and kind,
-    PageRank runs there with weighted source nodes, and the scores come back in the in-process engine's
-    shapes, so every retrieval mode works unchanged. A session that fails or expires mid-query raises
+    """PPR in an Aura Graph Analytics session (:mod:`.aura`): the graph the in-process engine holds (the
+    copy's, per graph version) is constructed in the session once per graph version and kind, PageRank
+    runs there with weighted source nodes, and the scores come back in the in-process engine's shapes,
+    so every retrieval mode works unchanged. A session that fails or expires mid-query raises
     :class:`~hipporag_neo4j.stores.neo4j.aura.SessionError`, or, with ``fallback_local``, the query is
     answered in process (the same scores)."""
 
@@ -666,6 +479,7 @@ class AuraPpr(LocalPpr):
         self,
         runner: CypherRunner,
         namespace: str,
+        copy: ClientCopy,
         sessions: SessionManager,
         *,
         session: str,
@@ -673,7 +487,7 @@ class AuraPpr(LocalPpr):
         ttl: timedelta,
         fallback_local: bool = False,
     ) -> None:
-        super().__init__(runner, namespace)
+        super().__init__(runner, namespace, copy)
         self.sessions = sessions
         self.session_name = session
         self.memory = memory
@@ -683,52 +497,71 @@ class AuraPpr(LocalPpr):
         self.constructed: dict[str, str] = {}  # kind -> graph name in the session
         self.fallbacks = 0
 
-    def _session(self, graph: LocalGraph) -> GdsSession:
+    def _session(self, adjacency: sp.csr_matrix) -> GdsSession:
         if self.session is None:
-            memory = self.memory or self.sessions.estimate(len(graph.ids), int(graph.adjacency.nnz))
+            memory = self.memory or self.sessions.estimate(adjacency.shape[0], int(adjacency.nnz))
             self.session = self.sessions.get_or_create(self.session_name, memory, self.ttl)
         return self.session
 
     def _in_session(
-        self, graph: LocalGraph, sources: list[tuple[int, float]], d: float, it: int, tol: float
+        self, kind: str, version: int, adjacency: sp.csr_matrix, reset: np.ndarray, walk: WalkParams
     ) -> np.ndarray:
-        kind = ("passages" if graph.with_passages else "phrases") + (
-            f".{graph.kind[:-1]}" if graph.kind else ""
-        )
-        name = session_graph_name(kind, graph.version if graph.version is not None else -1)
-        session = self._session(graph)
-        if self.constructed.get(kind) != name or graph.version is None:
-            coo = graph.adjacency.tocoo()
-            session.construct(name, len(graph.ids), coo.row.tolist(), coo.col.tolist(), coo.data.tolist())
+        """PageRank in the session over ``adjacency`` (constructed there once per version and kind) from
+        ``reset`` over its first rows; normalised scores of those rows."""
+        name = session_graph_name(kind, version)
+        session = self._session(adjacency)
+        if self.constructed.get(kind) != name:
+            coo = adjacency.tocoo()
+            session.construct(name, adjacency.shape[0], coo.row.tolist(), coo.col.tolist(), coo.data.tolist())
             old, self.constructed[kind] = self.constructed.get(kind), name
             if old and old != name:
                 session.drop(old)
-        raw = session.page_rank(name, sources, d, it, tol)
-        scores = np.zeros(len(graph.ids), dtype=np.float64)
+        total = float(reset[reset > 0].sum())
+        sources = [(int(i), float(reset[i]) / total) for i in np.flatnonzero(reset > 0)]  # sum 1: module doc
+        raw = session.page_rank(name, sources, walk.damping, walk.max_iterations, walk.tolerance)
+        scores = np.zeros(adjacency.shape[0], dtype=np.float64)
         for node, score in raw.items():
             if 0 <= node < len(scores) and score > 0:
                 scores[node] = score
-        total = float(scores.sum())
-        if total <= 0:
+        scores = scores[: len(reset)]
+        found = float(scores.sum())
+        if found <= 0:
             raise SessionError(f"GDS session {self.session_name}: PageRank on {name} returned no score")
-        normalised_scores: np.ndarray = scores / total
+        normalised_scores: np.ndarray = scores / found
         return normalised_scores
 
-    def _scores(
-        self, graph: LocalGraph, reset_by_id: dict[int, float], damping: float, iters: int, tol: float
-    ) -> np.ndarray | None:
-        total = sum(w for w in reset_by_id.values() if w > 0)
-        if total <= 0:
-            return None
-        sources = sorted((i, w / total) for i, w in reset_by_id.items() if w > 0)  # sum 1: see the module doc
+    def _or_local(self, in_session: Callable[[], np.ndarray], local: Callable[[], np.ndarray]) -> np.ndarray:
         try:
-            return self._in_session(graph, sources, damping, iters, tol)
+            return in_session()
         except SessionError:
             self._forget_session()  # expired or failed: the next query gets (or creates) it again
             if not self.fallback_local:
                 raise
             self.fallbacks += 1
-            return super()._scores(graph, reset_by_id, damping, iters, tol)
+            return local()
+
+    def _phrase_scores(
+        self, graph: Held, seeds: dict[str, float], walk: WalkParams, joined: JoinedMatrix | None
+    ) -> np.ndarray:
+        reset = graph.graph.phrase_reset(seeds)
+        if reset.sum() <= 0:
+            return np.zeros_like(reset)
+        kind = "phrases" + (f".{join_infix_of(joined)}" if joined is not None else "")
+        adjacency = joined.adjacency if joined is not None else graph.graph.adjacency
+        return self._or_local(
+            lambda: self._in_session(kind, graph.version, adjacency, reset, walk),
+            lambda: super(AuraPpr, self)._phrase_scores(graph, seeds, walk, joined),
+        )
+
+    def _walk_scores(
+        self, graph: Held, reset: np.ndarray, walk: WalkParams, joined: JoinedMatrix | None
+    ) -> np.ndarray:
+        kind = "passages" + (f".{join_infix_of(joined)}" if joined is not None else "")
+        adjacency = joined.adjacency if joined is not None else graph.graph.passage_adjacency()
+        return self._or_local(
+            lambda: self._in_session(kind, graph.version, adjacency, reset, walk),
+            lambda: super(AuraPpr, self)._walk_scores(graph, reset, walk, joined),
+        )
 
     def _forget_session(self) -> None:
         """Drop this engine's graphs and close the client, as far as a failed session still allows (an
@@ -753,35 +586,30 @@ class AuraPpr(LocalPpr):
         self.constructed.clear()
 
 
+def join_infix_of(joined: JoinedMatrix) -> str:
+    """A short, stable name part for the joined graph in a session (its version and size)."""
+    return f"joined{joined.n_base}x{len(joined.node_ids)}"
+
+
 def make_engine(
     name: str,
     runner: CypherRunner,
     catalogs: CatalogFactory,
     namespace: str,
+    copy: ClientCopy,
     aura: Callable[[], AuraPpr] | None = None,
-    copy: ClientCopy | None = None,
-    version: VersionSource | None = None,
 ) -> PprEngine:
-    """The engine ``name``; ``version``: where it reads the graph version (the store's, pinned per query;
-    default: from the server on every call)."""
+    """The engine ``name`` (``copy``: the store's in-process copy, for the in-process engines)."""
     if name == "local":
-        return LocalPpr(runner, namespace, copy, version)
+        return LocalPpr(runner, namespace, copy)
     if name == "aura":
         if aura is None:
             raise StoreError("the aura PPR engine needs an Aura Graph Analytics session manager")
-        engine = aura()
-        if version is not None:
-            engine.version = version
-        return engine
+        return aura()
     if name == "gds-weighted":
-        return GdsPpr(runner, catalogs, namespace, weighted=True, version=version)
+        return GdsPpr(runner, catalogs, namespace, weighted=True)
     if name == "gds-linear":
         return GdsPpr(
-            runner,
-            catalogs,
-            namespace,
-            weighted=False,
-            many_seeds=LocalPpr(runner, namespace, copy, version),
-            version=version,
+            runner, catalogs, namespace, weighted=False, many_seeds=LocalPpr(runner, namespace, copy)
         )
     raise StoreError(f"unknown PPR engine {name!r}")

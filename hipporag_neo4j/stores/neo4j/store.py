@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any
 
@@ -42,17 +41,20 @@ from hipporag_neo4j.stores.base import (
     StoreMeta,
     SynonymEdge,
     Vector,
+    WalkParams,
+    WriteResult,
     check_no_reembed,
     chunks_of_parents,
 )
 from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, auto_engine, detect
-from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy, QueryPin
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
+from hipporag_neo4j.stores.neo4j.view import Neo4jView
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
 
 #: Nodes deleted per transaction when a namespace is dropped.
@@ -86,14 +88,10 @@ class Neo4jStore:
         self._aura_sessions = aura_sessions
         self._indexed_dims: set[int] = set()
         self._copy: ClientCopy | None = None
-        #: (phrases, facts) the last write_passages inserted (the indexer's report counts these)
-        self.last_write_counts: tuple[int, int] | None = None
         #: why neo4j.ppr_engine=auto runs the engine it runs (set on the first PPR, with GDS usable)
         self.auto_reason: str | None = None
         self._database_id: str | None = None  # db.info() id, to tell a restart from another database
         self._outages_seen = 0  # the runner's count of unreachable-server failures last looked at
-        #: the query pin of each thread (:meth:`pinned`): a context variable, so threads never share one
-        self._pins: ContextVar[QueryPin | None] = ContextVar(f"neo4j_query_pin_{id(self)}", default=None)
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -124,31 +122,15 @@ class Neo4jStore:
         and the vectors when ``vector_search`` is ``client``."""
         if self._copy is None:
             self._database_id = self._read_database_id()  # what the copy is valid for (_after_outage)
-            self._copy = ClientCopy(self.runner, self.namespace, self._pins)
+            self._copy = ClientCopy(self.runner, self.namespace)
         return self._copy
 
-    @contextlib.contextmanager
-    def pinned(self) -> Iterator[None]:
-        """One query's store calls at one graph version, with one version check (see
-        :class:`~.client_copy.QueryPin`): the first call that needs the version reads it (``client_state``,
-        one round trip) and the later ones use it, the in-process copy's look-ups and searches, the PPR
-        engines' projections and the passage rows the query returns (held per version). Outside a pin
-        every call checks the version itself. Per thread; a nested pin is the outer one. No I/O here."""
-        if self._pins.get() is not None:
-            yield
-            return
-        token = self._pins.set(QueryPin())
-        try:
-            yield
-        finally:
-            self._pins.reset(token)
-
-    def graph_version(self, fresh: bool = False) -> tuple[int, bool]:
-        """The graph version the PPR engines use, and whether it is a query pin's: the pinned query's
-        (read once per query, with the copy's check) unless ``fresh``, else read now."""
-        if not fresh and self._pins.get() is not None:
-            return self.copy.state().version, True
-        return read_graph_version(self.runner, self.namespace), False
+    def view(self) -> Neo4jView:
+        """One query's reads at the graph version the server holds now: the version and model are read
+        here (``client_state``, one round trip) and every read of the view uses them (see
+        :class:`~.view.Neo4jView`)."""
+        self._ready()
+        return Neo4jView(self, self.copy.reading())
 
     def _client_vectors(self) -> bool:
         return self.settings.vector_search == "client"
@@ -252,8 +234,9 @@ class Neo4jStore:
     def missing_facts(self, ids: Sequence[str]) -> set[str]:
         return set(ids) - self._existing("read_existing_facts", ids)
 
-    def write_passages(self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]) -> list[str]:
-        self.last_write_counts = None
+    def write_passages(
+        self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
+    ) -> WriteResult:
         meta = self._ready_meta()
         outcome = ingest.WriteOutcome()
 
@@ -265,8 +248,8 @@ class Neo4jStore:
             )
 
         written = self.runner.write(work)
-        # set from the attempt that committed (a retried transaction runs ``work`` again from the start)
-        self.last_write_counts = (outcome.phrases, outcome.facts)
+        # counts from the attempt that committed (a retried transaction runs ``work`` again from the start)
+        result = WriteResult(written, outcome.phrases, outcome.facts)
         if outcome.version is not None and (self._copy is not None or self._client_vectors()):
             # the in-process copy brought forward by the rows written, instead of read again; the
             # vectors written are kept even when it is not at the version before (the first write of
@@ -280,7 +263,7 @@ class Neo4jStore:
                 synonyms=[],
                 model=(meta.embedding_model, meta.embedding_dim),
             )
-        return written
+        return result
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
         """The phrases marked "synonyms pending" (ids and names from the server), with their vectors from
@@ -396,13 +379,7 @@ class Neo4jStore:
             if reason is not None:
                 self.auto_reason = reason
             self._engine = make_engine(
-                name,
-                self.runner,
-                self.projections,
-                self.namespace,
-                aura=self._aura_engine,
-                copy=self.copy,
-                version=self.graph_version,
+                name, self.runner, self.projections, self.namespace, self.copy, aura=self._aura_engine
             )
         return self._engine
 
@@ -430,6 +407,7 @@ class Neo4jStore:
         return AuraPpr(
             self.runner,
             self.namespace,
+            self.copy,
             self.aura_sessions(),
             session=self.aura_session_name(),
             memory=aura.session_memory,
@@ -457,26 +435,20 @@ class Neo4jStore:
             "gds_graph_memory", leader=True, prefix=namespace_prefix(self.database, self.namespace)
         )
 
-    def personalized_pagerank(
-        self, seeds: dict[str, float], damping: float, max_iterations: int, tolerance: float
-    ) -> dict[str, float]:
-        return self.ppr_engine().run(seeds, damping, max_iterations, tolerance)
+    def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
+        return self.ppr_engine().run(seeds, walk)
 
     def graph_passage_scores(
         self,
         seeds: dict[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
     ) -> list[PassageScore]:
-        return self.ppr_engine().passage_scores(
-            seeds, damping, max_iterations, tolerance, limit, explain_phrases, join
-        )
+        return self.ppr_engine().passage_scores(seeds, walk, limit, explain_phrases, join)
 
-    def dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
+    def dense_passage_scores(self, vector: Vector, limit: int) -> Sequence[PassageScore]:
         caps = self._ready()
         if self._client_vectors():
             return self.copy.dense_passage_scores(vector, limit)
@@ -492,36 +464,21 @@ class Neo4jStore:
         self,
         phrase_seeds: dict[str, float],
         passage_seeds: Mapping[str, float],
-        damping: float,
-        max_iterations: int,
-        tolerance: float,
+        walk: WalkParams,
         limit: int,
         explain_phrases: int,
         join: GraphJoin | None = None,
     ) -> list[PassageScore]:
         return self.ppr_engine().passage_node_scores(
-            phrase_seeds, passage_seeds, damping, max_iterations, tolerance, limit, explain_phrases, join
+            phrase_seeds, passage_seeds, walk, limit, explain_phrases, join
         )
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
-        """Inside a query pin, the rows held for the pinned version and one read of the others (kept
-        for the next queries at that version); outside, one read."""
         if not ids:
             return {}
-        wanted = list(dict.fromkeys(ids))
-        held = self._copy.held_rows() if self._copy is not None else None
-        if held is None:
-            return self._read_passages(wanted)
-        found = held.get(wanted)
-        missing = [i for i in wanted if i not in found]
-        if missing:
-            read = self._read_passages(missing)
-            held.add(read)
-            found.update(read)
-        return {i: found[i] for i in wanted if i in found}
-
-    def _read_passages(self, ids: list[str]) -> dict[str, Passage]:
-        rows = self.runner.read_batched("read_passages", "ids", ids, namespace=self.namespace)
+        rows = self.runner.read_batched(
+            "read_passages", "ids", list(dict.fromkeys(ids)), namespace=self.namespace
+        )
         return {
             str(r["id"]): Passage(
                 id=str(r["id"]),

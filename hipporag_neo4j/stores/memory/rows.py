@@ -1,0 +1,196 @@
+"""Carrying CSR matrices forward by the rows a write changed: the phrase graph's transition matrix and
+strengths, and HippoRAG 2's walk graph, recomputed only where a write touched them (every other row
+copied in runs), so a graph brought forward equals a rebuild bit for bit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from hipporag_neo4j.graph.ppr import node_strengths
+
+
+def spliced(
+    old: sp.csr_matrix,
+    shape: tuple[int, int],
+    blocks: list[tuple[int, int, int]],
+    rows: npt.NDArray[np.int64],
+    replacement: sp.csr_matrix,
+    shift: tuple[int, int] | None = None,
+) -> sp.csr_matrix:
+    """A CSR matrix of ``shape`` whose rows ``rows`` (sorted, distinct) are ``replacement``'s rows in
+    order and whose other rows are ``old``'s, moved by ``blocks`` (old start, old stop, new start; a
+    row in no block is empty), their column indices at or above ``shift[0]`` raised by ``shift[1]``.
+    Runs of kept rows are copied whole, so a write's few changed rows cost a copy of the arrays, not a
+    rebuild. Index arrays are int32 where they fit (as :func:`_compact`)."""
+    n_rows = shape[0]
+    old_lengths = np.diff(old.indptr)
+    lengths = np.zeros(n_rows, dtype=np.int64)
+    for start, stop, at in blocks:
+        lengths[at : at + stop - start] = old_lengths[start:stop]
+    new_lengths = np.diff(replacement.indptr).astype(np.int64)
+    lengths[rows] = new_lengths
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    nnz = int(indptr[-1])
+    index_type = np.int32 if nnz < 2**31 and max(shape) < 2**31 else np.int64
+    indices: npt.NDArray[Any] = np.empty(nnz, dtype=index_type)
+    data = np.empty(nnz, dtype=old.data.dtype)
+    for start, stop, at in blocks:
+        lo, hi = np.searchsorted(rows, [at, at + stop - start])
+        first = at  # the next kept row (new position)
+        for cut in [*rows[lo:hi].tolist(), at + stop - start]:
+            if cut > first:
+                source = slice(int(old.indptr[start + first - at]), int(old.indptr[start + cut - at]))
+                target = slice(int(indptr[first]), int(indptr[cut]))
+                indices[target] = old.indices[source]
+                data[target] = old.data[source]
+                if shift is not None and shift[1]:
+                    moved = indices[target]
+                    moved[moved >= shift[0]] += shift[1]
+            first = cut + 1
+    if len(rows):
+        at_rows = np.arange(replacement.nnz, dtype=np.int64)
+        at_rows += np.repeat(indptr[rows] - replacement.indptr[:-1], new_lengths)
+        indices[at_rows] = replacement.indices
+        data[at_rows] = replacement.data
+    return sp.csr_matrix((data, indices, indptr.astype(index_type)), shape=shape, copy=False)
+
+
+def _transition_rows(rows: sp.csr_matrix, strength: npt.NDArray[np.float64]) -> sp.csr_matrix | None:
+    """The rows of :func:`transition_matrix` whose adjacency rows are ``rows``, from every node's
+    ``strength`` (the same products, laid out the same way); None where an entry would be zero (the
+    product would drop it: rebuild instead)."""
+    inv = np.zeros_like(strength)
+    connected = strength != 0
+    inv[connected] = 1.0 / strength[connected]
+    values = rows.data * inv[rows.indices]
+    if not values.all():
+        return None
+    indptr = rows.indptr.astype(np.int64)
+    lengths = np.diff(indptr)
+    row_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    reverse = indptr[row_of] + indptr[row_of + 1] - 1 - np.arange(len(values), dtype=np.int64)
+    return sp.csr_matrix((values[reverse], rows.indices[reverse], indptr), shape=rows.shape, copy=False)
+
+
+def _distinct_rows(*parts: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    return np.unique(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
+
+
+@dataclass
+class Carry:
+    """What a snapshot carried forward by a write keeps of its base: the base's phrase graph,
+    transition and strengths, and the rows of the new phrase graph the write touched, so the new
+    transition matrix and strengths are the old ones with the changed rows recomputed (every other
+    row is the same, to the bit); likewise HippoRAG 2's walk graph when the base had built it."""
+
+    adjacency: sp.csr_matrix
+    transition: sp.csr_matrix
+    strength: npt.NDArray[np.float64]
+    touched: npt.NDArray[np.int64]
+    walk: tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None = None
+    n_passages: int = 0
+
+
+def carried_transition(
+    adjacency: sp.csr_matrix, carry: Carry
+) -> tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None:
+    """Transition matrix and strengths of the phrase graph ``adjacency``, from ``carry``'s: the rows
+    whose entries change (the touched ones and their neighbours) recomputed, the others kept; None when
+    the base's transition dropped an entry (then rebuild)."""
+    n, n_old = adjacency.shape[0], carry.transition.shape[0]
+    if carry.transition.nnz != carry.adjacency.nnz:
+        return None
+    strength = np.zeros(n, dtype=np.float64)
+    strength[:n_old] = carry.strength
+    touched = carry.touched
+    if len(touched):
+        mine = adjacency[touched]
+        strength[touched] = node_strengths(mine)
+        changed = _distinct_rows(touched, mine.indices)
+    else:
+        changed = touched
+    rows = _transition_rows(adjacency[changed], strength)
+    if rows is None:
+        return None
+    return spliced(carry.transition, (n, n), [(0, n_old, 0)], changed, rows), strength
+
+
+def carried_walk(
+    adjacency: sp.csr_matrix, mentions: sp.csr_matrix, carry: Carry
+) -> tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None:
+    """HippoRAG 2's walk graph (transition matrix and strengths, as :meth:`GraphSnapshot.passage_graph`
+    builds them from :func:`walk_adjacency`) of the new phrase graph ``adjacency`` and ``mentions``,
+    from the base's: rows of nodes whose edges or neighbours' strengths changed recomputed, the others
+    moved (new phrases come before the passages, so passage columns shift), nothing else rebuilt."""
+    if carry.walk is None:
+        return None
+    old_transition, old_strength = carry.walk
+    n, n_passages = adjacency.shape[0], mentions.shape[0]
+    n_old, p_old = carry.adjacency.shape[0], carry.n_passages
+    if old_transition.shape[0] != n_old + p_old or old_transition.nnz != carry.adjacency.nnz + 2 * int(
+        mentions.indptr[p_old]
+    ):
+        return None  # not the base's walk, or its transition dropped an entry: rebuild
+    k = n - n_old
+    size = n + n_passages
+    # phrases whose walk row changes: touched in the phrase graph, new, or mentioned by a new passage
+    new_mentions = mentions[p_old:]
+    phrases = _distinct_rows(carry.touched, np.arange(n_old, n), new_mentions.indices)
+    new_passages = np.arange(n + p_old, size, dtype=np.int64)
+    by_phrase = new_mentions.tocsc()  # per phrase, the new passages that mention it
+
+    def walk_rows(nodes: npt.NDArray[np.int64]) -> sp.csr_matrix:
+        """Rows ``nodes`` (sorted; new positions) of the new walk adjacency: a phrase's phrase-graph
+        entries, then its old passages (read off the old walk row, shifted), then its new ones; a
+        passage's phrases."""
+        cut = int(np.searchsorted(nodes, n))
+        parts_i: list[npt.NDArray[Any]] = []
+        parts_d: list[npt.NDArray[Any]] = []
+        lengths = np.zeros(len(nodes), dtype=np.int64)
+        for r, node in enumerate(nodes[:cut].tolist()):
+            a0, a1 = int(adjacency.indptr[node]), int(adjacency.indptr[node + 1])
+            old_passages: npt.NDArray[Any] = np.zeros(0, dtype=np.int64)
+            if node < n_old:
+                o0, o1 = int(old_transition.indptr[node]), int(old_transition.indptr[node + 1])
+                columns = old_transition.indices[o0:o1]
+                old_passages = np.sort(columns[columns >= n_old]).astype(np.int64) + k
+            fresh = by_phrase.indices[by_phrase.indptr[node] : by_phrase.indptr[node + 1]] + (n + p_old)
+            parts_i += [adjacency.indices[a0:a1], old_passages, fresh]
+            parts_d += [adjacency.data[a0:a1], np.ones(len(old_passages) + len(fresh))]
+            lengths[r] = (a1 - a0) + len(old_passages) + len(fresh)
+        for r, node in enumerate(nodes[cut:].tolist(), start=cut):
+            p = node - n
+            m0, m1 = int(mentions.indptr[p]), int(mentions.indptr[p + 1])
+            parts_i.append(mentions.indices[m0:m1])
+            parts_d.append(np.ones(m1 - m0))
+            lengths[r] = m1 - m0
+        indptr = np.zeros(len(nodes) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        empty = np.zeros(0, dtype=np.int64)
+        return sp.csr_matrix(
+            (
+                np.concatenate([*parts_d, np.zeros(0)]).astype(np.float64),
+                np.concatenate([*(x.astype(np.int64) for x in parts_i), empty]),
+                indptr,
+            ),
+            shape=(len(nodes), size),
+        )
+
+    touched = np.concatenate([phrases, new_passages])
+    mine = walk_rows(touched)
+    strength = np.concatenate(
+        [old_strength[:n_old], np.zeros(k), old_strength[n_old:], np.zeros(n_passages - p_old)]
+    )
+    strength[touched] = node_strengths(mine)
+    changed = _distinct_rows(touched, mine.indices)
+    rows = _transition_rows(walk_rows(changed), strength)
+    if rows is None:
+        return None
+    blocks = [(0, n_old, 0), (n_old, n_old + p_old, n)]
+    return spliced(old_transition, (size, size), blocks, changed, rows, shift=(n_old, k)), strength
