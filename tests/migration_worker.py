@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from hipporag_neo4j.models import Passage
-from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge
+from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge, WalkParams
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 
 DIM = 8
@@ -87,7 +87,7 @@ def append(path: str) -> None:
     store.open(MODEL, DIM)
     phrases, passages = records(36, 10)  # 36..39 are stored already
     written = store.write_passages(phrases, passages)
-    print(json.dumps({"written": written}))
+    print(json.dumps({"written": written.passages}))
     store.close()
 
 
@@ -99,15 +99,15 @@ def reads(path: str) -> dict[str, Any]:
         "stats": {k: v for k, v in store.stats().model_dump().items() if k not in ("location", "extra")},
         "graph": [
             [s.passage_id, s.score, s.top_phrases]
-            for s in store.graph_passage_scores(seeds, 0.5, 100, 1e-10, 20, 3)
+            for s in store.graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-10), 20, 3)
         ],
         "walk": [
             [s.passage_id, s.score, s.top_phrases]
             for s in store.passage_node_scores(
-                seeds, {records(8, 1)[1][0].passage.id: 0.5}, 0.5, 100, 1e-10, 20, 3
+                seeds, {records(8, 1)[1][0].passage.id: 0.5}, WalkParams(0.5, 100, 1e-10), 20, 3
             )
         ],
-        "ppr": sorted(store.personalized_pagerank(seeds, 0.5, 100, 1e-10).items()),
+        "ppr": sorted(store.personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10)).items()),
         "facts": [
             [f.id, f.subject_id, f.object_id, f.similarity] for f in store.nearest_facts(vec(10_005), 5)
         ],

@@ -318,11 +318,13 @@ class FakeGraph:
         self.keys[(label, namespace, node_id)] = iid
         return iid
 
-    def phrase(self, namespace: str, node_id: str, name: str | None = None, embedding: Any = None) -> int:
-        return self.add("Phrase", namespace, node_id, name=name or node_id, embedding=embedding)
+    def phrase(
+        self, namespace: str, node_id: str, name: str | None = None, embedding: Any = None, **props: Any
+    ) -> int:
+        return self.add("Phrase", namespace, node_id, name=name or node_id, embedding=embedding, **props)
 
-    def passage(self, namespace: str, node_id: str, embedding: Any = None) -> int:
-        return self.add("Passage", namespace, node_id, embedding=embedding)
+    def passage(self, namespace: str, node_id: str, embedding: Any = None, **props: Any) -> int:
+        return self.add("Passage", namespace, node_id, embedding=embedding, **props)
 
     def fact(
         self, namespace: str, node_id: str, subject_id: str, predicate: str, object_id: str, embedding: Any
@@ -480,6 +482,7 @@ class FakeServer:
                 "ids": [n.props["id"] for n in phrases],
                 "names": [n.props["name"] for n in phrases],
                 "passage_counts": [self._passage_count(n.iid) for n in phrases],
+                "written_in": [n.props.get("written_in", 0) for n in phrases],
             }
         ]
 
@@ -506,7 +509,13 @@ class FakeServer:
         return [{"passages": len(self.graph.of("Passage", p["namespace"]))}]
 
     def q_client_passage_ids(self, p: dict[str, Any]) -> Records:
-        return [{"ids": [n.props["id"] for n in self.graph.of("Passage", p["namespace"])]}]
+        passages = self.graph.of("Passage", p["namespace"])
+        return [
+            {
+                "ids": [n.props["id"] for n in passages],
+                "written_in": [n.props.get("written_in", 0) for n in passages],
+            }
+        ]
 
     def q_client_passages(self, p: dict[str, Any]) -> Records:
         nodes = [n for n in self.graph.of("Passage", p["namespace"]) if n.props.get("embedding") is not None]
@@ -556,6 +565,7 @@ class FakeServer:
                 "sources": [self.graph.nodes[s].props["id"] for s, _, _ in edges],
                 "targets": [self.graph.nodes[t].props["id"] for _, t, _ in edges],
                 "weights": [w for _, _, w in edges],
+                "relation": [k < relation_edges for k in range(len(edges))],
                 "relation_edges": relation_edges,
             }
         ]

@@ -18,9 +18,11 @@ from test_reliability_concurrency import one_passage
 from test_store_conformance import CORPUS, EMB, _index, _records
 
 from hipporag_neo4j.common.text import make_phrase_id
-from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files, spare_rows
+from hipporag_neo4j.stores.base import WalkParams
+from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files
 from hipporag_neo4j.stores.embedded import store as store_module
-from hipporag_neo4j.stores.embedded.snapshot import GraphSnapshot
+from hipporag_neo4j.stores.memory import spare_rows
+from hipporag_neo4j.stores.memory.graph import GraphSnapshot
 from hipporag_neo4j.stores.memory.strings import StringTable
 
 FIRST = {"p1", "p2", "p3"}
@@ -39,9 +41,11 @@ def _reads(store: EmbeddedStore) -> dict[str, Any]:
     seeds = {make_phrase_id(n): 1.0 for n in ("thomas", "harvard", "no such phrase")}
     query = EMB.encode(["who works at stanford"])
     return {
-        "ppr": store.personalized_pagerank(seeds, 0.5, 200, 1e-10),
-        "graph": store.graph_passage_scores(seeds, 0.5, 200, 1e-10, 10, 3),
-        "walk": store.passage_node_scores(seeds, {"p1": 0.5, "nope": 1.0}, 0.5, 200, 1e-10, 10, 3),
+        "ppr": store.personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-10)),
+        "graph": store.graph_passage_scores(seeds, WalkParams(0.5, 200, 1e-10), 10, 3),
+        "walk": store.passage_node_scores(
+            seeds, {"p1": 0.5, "nope": 1.0}, WalkParams(0.5, 200, 1e-10), 10, 3
+        ),
         "dense": store.dense_passage_scores(query[0], 10),
         "link": store.nearest_phrases(EMB.encode(names), 3, -1.0),
         "facts": store.nearest_facts(query[0], 4),
@@ -214,7 +218,7 @@ def _write_then_die_while_persisting(path: str, files_before_death: int) -> None
         real_save(*args, **kwargs)
 
     np.save = dying_save  # type: ignore[assignment]
-    store.graph_passage_scores({make_phrase_id("thomas"): 1.0}, 0.5, 200, 1e-10, 5, 1)
+    store.graph_passage_scores({make_phrase_id("thomas"): 1.0}, WalkParams(0.5, 200, 1e-10), 5, 1)
 
 
 @pytest.mark.parametrize("files_before_death", [0, 3, 100])
@@ -304,7 +308,7 @@ def test_string_table_bulk_lookups_agree_with_single_ones() -> None:
 def test_a_graph_version_that_serves_several_queries_switches_to_exact_factorised_ppr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hipporag_neo4j.stores.embedded import snapshot as snapshot_module  # where the solver is made
+    from hipporag_neo4j.stores.memory import graph as snapshot_module  # where the solver is made
 
     built: list[float] = []
     real = snapshot_module.FactorisedPpr
@@ -312,19 +316,19 @@ def test_a_graph_version_that_serves_several_queries_switches_to_exact_factorise
     store = _open(tmp_path / "store")
     _index(store, ALL)
     seeds = {make_phrase_id(n): w for n, w in (("thomas", 1.0), ("harvard", 0.5))}
-    pushed = [store.personalized_pagerank(seeds, 0.5, 200, 1e-12) for _ in range(3)]
+    pushed = [store.personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12)) for _ in range(3)]
     assert built == []  # the first queries of a version use forward push
-    exact = store.personalized_pagerank(seeds, 0.5, 200, 1e-12)
+    exact = store.personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12))
     assert built == [0.5]
     assert set(exact) >= set(pushed[0])
     assert max(abs(exact[k] - pushed[0].get(k, 0.0)) for k in exact) < 1e-9  # push: within its bound
-    graph = store.graph_passage_scores(seeds, 0.5, 200, 1e-12, 10, 3)
+    graph = store.graph_passage_scores(seeds, WalkParams(0.5, 200, 1e-12), 10, 3)
     assert built == [0.5]  # factorised once per version and damping
     assert [p.passage_id for p in graph] == [
         p.passage_id for p in sorted(graph, key=lambda p: (-p.score, p.passage_id))
     ]
     one_passage(store, 1)  # a write: a new version starts with push again
-    store.personalized_pagerank(seeds, 0.5, 200, 1e-12)
+    store.personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12))
     assert built == [0.5]
 
 
@@ -392,8 +396,8 @@ def _random_history(path: Path, rounds: int, seed: int) -> Any:
 
 def _rebuilt(store: EmbeddedStore) -> dict[str, np.ndarray]:
     with store._read() as conn:
-        phrases = snapshot.PhraseIndex.load(conn, store._dim)
-        graph = GraphSnapshot.load(conn, store._dim, phrases)
+        phrases = snapshot.load_phrases(conn, store._dim)
+        graph = snapshot.load_graph(conn, store._dim, phrases)
     arrays, extra = graph.arrays()
     return {**arrays, **{f"extra:{k}": np.asarray(v) for k, v in extra.items()}}
 
@@ -476,7 +480,7 @@ def _append_then_die_while_bringing_forward(path: str, point: str) -> None:
             os._exit(9)
 
         json.dump = dying_dump  # type: ignore[assignment]
-    store.graph_passage_scores({make_phrase_id("thomas"): 1.0}, 0.5, 200, 1e-10, 5, 1)
+    store.graph_passage_scores({make_phrase_id("thomas"): 1.0}, WalkParams(0.5, 200, 1e-10), 5, 1)
     del real_write
 
 
@@ -549,7 +553,7 @@ def test_the_fact_index_is_extended_by_appended_facts_and_equals_a_fresh_read(
         queries = rng.standard_normal((3, 8)).astype(np.float32)
         served = [store.nearest_facts(q, 6) for q in queries]
         with store._read() as conn:
-            fresh = snapshot.FactIndex.load(conn, store._dim)
+            fresh = snapshot.load_facts(conn, store._dim)
         facts = store._graph().facts
         assert facts is not None
         assert (facts.ids, facts.subject_ids, facts.predicates, facts.object_ids) == (

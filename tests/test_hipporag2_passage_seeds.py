@@ -63,23 +63,31 @@ def test_the_best_n_are_normalised_over_the_n_plus_one_the_store_returned() -> N
 
 
 class Spy:
-    """Wraps the store's dense_passage_scores to record the limit the retriever asks for."""
+    """Wraps the dense_passage_scores of each view the store hands a query, to record the limit the
+    retriever asks for."""
 
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
+    def __init__(self, views: Any) -> None:
+        self.views = views
         self.limits: list[int] = []
 
-    def __call__(self, vector: Any, limit: int) -> list[PassageScore]:
-        self.limits.append(limit)
-        result: list[PassageScore] = self.inner(vector, limit)
-        return result
+    def __call__(self) -> Any:
+        view = self.views()
+        inner = view.dense_passage_scores
+
+        def dense(vector: Any, limit: int) -> list[PassageScore]:
+            self.limits.append(limit)
+            result: list[PassageScore] = inner(vector, limit)
+            return result
+
+        view.dense_passage_scores = dense
+        return view
 
 
 def retrieve(tmp_path: Path, name: str, **retrieval: object) -> tuple[Any, Spy]:
     memory = make_memory(tmp_path / name, TABLE, {QUESTION: ["river 1"]}, **retrieval)
     memory.index(list(TABLE))
-    spy = Spy(memory.store.dense_passage_scores)
-    memory.store.dense_passage_scores = spy  # type: ignore[method-assign]
+    spy = Spy(memory.store.view)
+    memory.store.view = spy  # type: ignore[method-assign]
     result = memory.retrieve(QUESTION, mode="hipporag2", top_k=3)
     memory.close()
     return result, spy

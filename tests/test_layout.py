@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib
 import sys
 import types
@@ -180,6 +179,20 @@ def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
 
 
+def test_the_two_stores_never_import_each_other() -> None:
+    """Both stores sit on the in-process engine (``stores.memory``); neither depends on its sibling."""
+    pairs = [("stores.neo4j", "stores.embedded"), ("stores.embedded", "stores.neo4j")]
+    offenders = [
+        (module, target)
+        for module, targets in graph().items()
+        for mine, theirs in pairs
+        if module.startswith(f"{NAME}.{mine}")
+        for target in targets
+        if target.startswith(f"{NAME}.{theirs}")
+    ]
+    assert offenders == [], f"one store imports the other: {offenders}"
+
+
 def test_no_module_imports_the_cli() -> None:
     offenders = [
         module
@@ -256,7 +269,8 @@ def test_a_new_mode_is_a_module_and_one_registry_line(monkeypatch: pytest.Monkey
     get_mode.cache_clear()
     try:
         assert RetrievalSettings(mode="nothing").mode == "nothing"
-        store = types.SimpleNamespace(passage_count=lambda: 3, pinned=contextlib.nullcontext)
+        view = types.SimpleNamespace(passage_count=lambda: 3)
+        store = types.SimpleNamespace(view=lambda: view)
         settings = RetrievalSettings(mode="nothing", top_k=2)
         r = retriever_module.Retriever(store, embedder=None, settings=settings, query_ner=None)  # type: ignore[arg-type]
         assert r.retrieve("q") == ("nothing", "q", 2)

@@ -15,7 +15,8 @@ from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.linking.model import SameAs
 from hipporag_neo4j.linking.neo4j import Neo4jEnterpriseGraph
 from hipporag_neo4j.settings import Neo4jSettings
-from hipporag_neo4j.stores.base import GraphJoin, PassageScore
+from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, GdsPpr, LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, join_infix
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
@@ -157,9 +158,10 @@ def engines(srv: FakeServer) -> dict[str, PprEngine]:
     def catalog(kind: ProjectionKind, join: GraphJoin | None = None) -> ProjectionCatalog:
         return catalogs.setdefault((kind, join), ProjectionCatalog(runner, "neo4j", NS, kind, join))
 
-    aura = AuraPpr(runner, NS, SESSIONS, session="s", memory=None, ttl=timedelta(minutes=5))
+    copy = ClientCopy(runner, NS)
+    aura = AuraPpr(runner, NS, copy, SESSIONS, session="s", memory=None, ttl=timedelta(minutes=5))
     return {
-        "local": LocalPpr(runner, NS),
+        "local": LocalPpr(runner, NS, copy),
         "gds-weighted": GdsPpr(runner, catalog, NS, weighted=True),
         "gds-linear": GdsPpr(runner, catalog, NS, weighted=False),
         "aura": aura,
@@ -177,11 +179,11 @@ def test_joined_walk_reaches_the_subsidiary_on_every_engine() -> None:
     found: dict[str, list[list[tuple[str, float]]]] = {}
     for name, engine in engines(srv).items():
         globex = {"globex holdings": 1.0}  # the fake keys phrases by name
-        plain = engine.passage_scores(globex, 0.5, 300, 1e-12, 5, 2)
-        joined = engine.passage_scores(globex, 0.5, 300, 1e-12, 5, 2, JOIN)
-        same_as_only = engine.passage_scores(globex, 0.5, 300, 1e-12, 5, 2, GraphJoin())
-        walk = engine.passage_node_scores(globex, {}, 0.5, 300, 1e-12, 5, 2, JOIN)
-        walk_plain = engine.passage_node_scores(globex, {}, 0.5, 300, 1e-12, 5, 2)
+        plain = engine.passage_scores(globex, WalkParams(0.5, 300, 1e-12), 5, 2)
+        joined = engine.passage_scores(globex, WalkParams(0.5, 300, 1e-12), 5, 2, JOIN)
+        same_as_only = engine.passage_scores(globex, WalkParams(0.5, 300, 1e-12), 5, 2, GraphJoin())
+        walk = engine.passage_node_scores(globex, {}, WalkParams(0.5, 300, 1e-12), 5, 2, JOIN)
+        walk_plain = engine.passage_node_scores(globex, {}, WalkParams(0.5, 300, 1e-12), 5, 2)
         assert [s.passage_id for s in plain] == ["globex"] == [s.passage_id for s in same_as_only], name
         assert [s.passage_id for s in joined] == ["globex", "acme"], name  # not initech: KNOWS not followed
         assert [s.passage_id for s in walk] == ["globex", "acme"], name

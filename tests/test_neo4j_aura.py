@@ -28,6 +28,7 @@ from test_neo4j_engines import (
 
 from hipporag_neo4j.errors import CapabilityError, StoreError
 from hipporag_neo4j.settings import Neo4jSettings
+from hipporag_neo4j.stores.base import WalkParams
 from hipporag_neo4j.stores.neo4j.aura import (
     ALGORITHMS,
     SessionError,
@@ -119,6 +120,7 @@ def aura_engine(g: Any, sessions: FakeSessions, **kw: Any) -> tuple[AuraPpr, Pro
     engine = AuraPpr(
         process.runner,
         NS,
+        process.copy,
         sessions,
         session=session_name("neo4j", NS),
         memory=kw.pop("memory", None),
@@ -135,14 +137,14 @@ def test_the_aura_engine_answers_the_three_questions_like_the_reference() -> Non
     g = corpus()
     sessions = FakeSessions()
     engine, _ = aura_engine(g, sessions)
-    scores = engine.run(PHRASE_SEEDS, DAMPING, 300, 1e-13)
+    scores = engine.run(PHRASE_SEEDS, WalkParams(DAMPING, 300, 1e-13))
     reference = {k[1]: v for k, v in reference_scores(g, PHRASE_SEEDS).items() if v > 0}
     assert scores == pytest.approx(reference, abs=1e-9)
-    found = engine.passage_scores(PHRASE_SEEDS, DAMPING, 300, 1e-13, 6, 2)
+    found = engine.passage_scores(PHRASE_SEEDS, WalkParams(DAMPING, 300, 1e-13), 6, 2)
     assert [(s.passage_id, pytest.approx(s.score, abs=1e-9)) for s in found] == reference_passage_scores(
         g, PHRASE_SEEDS, 6
     )
-    nodes = engine.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, DAMPING, 300, 1e-13, 8, 3)
+    nodes = engine.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 300, 1e-13), 8, 3)
     expected = reference_passage_nodes(g, PHRASE_SEEDS, PASSAGE_SEEDS, 8, 3)
     assert [s.passage_id for s in nodes] == [s.passage_id for s in expected]
     assert [[n for n, _ in s.top_phrases] for s in nodes] == [[n for n, _ in s.top_phrases] for s in expected]
@@ -157,10 +159,10 @@ def test_a_new_graph_version_is_constructed_once_and_the_old_one_dropped() -> No
     g = corpus()
     sessions = FakeSessions()
     engine, _ = aura_engine(g, sessions, memory="8GB")
-    engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
-    engine.run({"ph07": 1.0}, DAMPING, 100, 1e-8)
+    engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
+    engine.run({"ph07": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     g.bump(NS)
-    engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
+    engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     assert sessions.constructed == ["hipporag-phrases-v1", "hipporag-phrases-v2"]
     assert sessions.dropped == ["hipporag-phrases-v1"]
     assert sessions.memories == ["8GB"] and sessions.estimates == []  # the setting wins over the estimate
@@ -173,19 +175,19 @@ def test_a_session_that_expires_mid_query_is_an_error_or_the_allowed_fallback() 
     g = corpus()
     sessions = FakeSessions()
     engine, _ = aura_engine(g, sessions)
-    engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
+    engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     sessions.expired = True
     with pytest.raises(StoreError, match="session expired"):
-        engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
+        engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     assert engine.session is None  # the next query gets (or creates) the session again
     assert sessions.dropped == ["hipporag-phrases-v1"]  # what it had constructed: dropped as far as it can
-    assert engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
+    assert engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     assert sessions.names == ["hipporag-neo4j-kb"] * 2
 
     fallback, _ = aura_engine(g, FakeSessions(), fallback_local=True)
-    fallback.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
+    fallback.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     fallback.sessions.expired = True  # type: ignore[attr-defined]
-    scores = fallback.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, DAMPING, 300, 1e-13, 5, 2)
+    scores = fallback.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 300, 1e-13), 5, 2)
     expected = reference_passage_nodes(g, PHRASE_SEEDS, PASSAGE_SEEDS, 5, 2)
     assert [s.passage_id for s in scores] == [s.passage_id for s in expected]  # never wrong scores
     assert fallback.fallbacks == 1
@@ -214,7 +216,7 @@ def test_the_store_runs_aura_when_asked_and_deletes_the_session_on_request(
     store = Neo4jStore(settings, driver=driver, aura_sessions=sessions)  # type: ignore[arg-type]
     store.open("m", 3)
     assert store.capabilities().ppr_engine == "aura"
-    found = store.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, DAMPING, 300, 1e-13, 4, 2)
+    found = store.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 300, 1e-13), 4, 2)
     assert [s.passage_id for s in found] == [
         s.passage_id for s in reference_passage_nodes(g, PHRASE_SEEDS, PASSAGE_SEEDS, 4, 2)
     ]
@@ -514,15 +516,15 @@ def test_a_real_session_ranks_like_the_local_engine() -> None:
         phrases, records = chain_corpus(10)
         store.write_passages(phrases, records)
         seeds, passage_seeds = {"ph0": 0.7, "ph6": 0.3}, {"p4": 0.05}
-        local = LocalPpr(store.runner, settings.namespace)
-        expected = local.passage_node_scores(seeds, passage_seeds, 0.5, 1000, 1e-15, 5, 2)
-        found = store.passage_node_scores(seeds, passage_seeds, 0.5, 100, 1e-8, 5, 2)
+        local = LocalPpr(store.runner, settings.namespace, store.copy)
+        expected = local.passage_node_scores(seeds, passage_seeds, WalkParams(0.5, 1000, 1e-15), 5, 2)
+        found = store.passage_node_scores(seeds, passage_seeds, WalkParams(0.5, 100, 1e-8), 5, 2)
         assert [s.passage_id for s in found] == [s.passage_id for s in expected]
         for item, ref in zip(found, expected, strict=True):
             assert item.score == pytest.approx(ref.score, abs=1e-6)
-        assert [s.passage_id for s in store.graph_passage_scores(seeds, 0.5, 100, 1e-8, 3, 1)] == [
-            s.passage_id for s in local.passage_scores(seeds, 0.5, 1000, 1e-15, 3, 1)
-        ]
+        assert [
+            s.passage_id for s in store.graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-8), 3, 1)
+        ] == [s.passage_id for s in local.passage_scores(seeds, WalkParams(0.5, 1000, 1e-15), 3, 1)]
     finally:
         store.delete_aura_session()
         store.close()

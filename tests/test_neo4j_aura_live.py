@@ -28,7 +28,7 @@ from neo4j_support import TEST_EMBEDDING_DIM, neo4j_server_or_skip, neo4j_settin
 from test_neo4j_integration import chain_corpus
 
 from hipporag_neo4j.settings import Neo4jSettings
-from hipporag_neo4j.stores.base import SynonymEdge
+from hipporag_neo4j.stores.base import SynonymEdge, WalkParams
 from hipporag_neo4j.stores.neo4j import Neo4jStore
 from hipporag_neo4j.stores.neo4j.aura import GdsSession, SessionError, SessionSummary, _ClientSession
 from hipporag_neo4j.stores.neo4j.capabilities import MIN_GDS_WEIGHTED_SOURCES, parse_version
@@ -140,7 +140,7 @@ def test_the_aura_engine_through_graphdatascience_on_the_live_gds() -> None:
         weighted = parse_version(caps.gds_version) >= MIN_GDS_WEIGHTED_SOURCES
         if not weighted:
             with pytest.raises(SessionError, match="sourceNodes"):
-                aura.personalized_pagerank(SEEDS, DAMPING, ITERATIONS, TOLERANCE)
+                aura.personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
             assert sessions.clients[0]._arrow_client is None, "OpenGDS served Arrow"
             # the phrase graph was constructed through the client, then dropped when PageRank refused
             assert sessions.constructed == [("hipporag-phrases-v2", 11, 22)]
@@ -151,20 +151,24 @@ def test_the_aura_engine_through_graphdatascience_on_the_live_gds() -> None:
             )
 
         assert caps.ppr_engine == "gds-weighted"
-        local = LocalPpr(plugin.runner, base.namespace)
-        want = plugin.personalized_pagerank(SEEDS, DAMPING, ITERATIONS, TOLERANCE)
-        got = aura.personalized_pagerank(SEEDS, DAMPING, ITERATIONS, TOLERANCE)
+        local = LocalPpr(plugin.runner, base.namespace, plugin.copy)
+        want = plugin.personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
+        got = aura.personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
         assert got.keys() == want.keys() and got == pytest.approx(want, abs=1e-6)
-        assert got == pytest.approx(local.run(SEEDS, DAMPING, 1000, 1e-15), abs=1e-6)
+        assert got == pytest.approx(local.run(SEEDS, WalkParams(DAMPING, 1000, 1e-15)), abs=1e-6)
 
-        want_passages = plugin.graph_passage_scores(SEEDS, DAMPING, ITERATIONS, TOLERANCE, 6, 2)
-        got_passages = aura.graph_passage_scores(SEEDS, DAMPING, ITERATIONS, TOLERANCE, 6, 2)
+        want_passages = plugin.graph_passage_scores(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2)
+        got_passages = aura.graph_passage_scores(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2)
         assert [s.passage_id for s in got_passages] == [s.passage_id for s in want_passages]
         for g, w in zip(got_passages, want_passages, strict=True):
             assert g.score == pytest.approx(w.score, abs=1e-6)
 
-        want_nodes = plugin.passage_node_scores(SEEDS, PASSAGE_SEEDS, DAMPING, ITERATIONS, TOLERANCE, 6, 2)
-        got_nodes = aura.passage_node_scores(SEEDS, PASSAGE_SEEDS, DAMPING, ITERATIONS, TOLERANCE, 6, 2)
+        want_nodes = plugin.passage_node_scores(
+            SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2
+        )
+        got_nodes = aura.passage_node_scores(
+            SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2
+        )
         assert [s.passage_id for s in got_nodes] == [s.passage_id for s in want_nodes]
         for g, w in zip(got_nodes, want_nodes, strict=True):
             assert g.score == pytest.approx(w.score, abs=1e-6)

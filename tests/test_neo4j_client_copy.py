@@ -9,6 +9,8 @@ import pytest
 from neo4j_fake import FakeGraph, FakeServer
 from test_neo4j_engines import DAMPING, NS, corpus, reference_passage_scores, store_on
 
+from hipporag_neo4j.stores.base import WalkParams
+
 pytestmark = pytest.mark.unit
 
 
@@ -31,15 +33,15 @@ def test_the_graph_is_read_once_per_version_and_ranks_as_the_reference() -> None
     store = store_on(FakeServer(g), gds=None, version="5.26.0")
     driver = store.runner.driver
     seeds = {"ph03": 0.5, "ph17": 0.3}
-    first = store.graph_passage_scores(seeds, DAMPING, 200, 1e-12, 5, 2)
-    again = store.graph_passage_scores({"ph07": 1.0}, DAMPING, 200, 1e-12, 5, 2)
+    first = store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    again = store.graph_passage_scores({"ph07": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert [s.passage_id for s in first] == [p for p, _ in reference_passage_scores(g, seeds, 5)]
     assert [s.score for s in first] == pytest.approx([s for _, s in reference_passage_scores(g, seeds, 5)])
     assert again and all(s.top_phrases for s in again)
     assert len(driver.named("client_mentions")) == 1  # one read for both queries
     assert not driver.named("passage_scores")  # aggregated in process: no phrase score shipped
     g.bump(NS)  # a write elsewhere
-    store.graph_passage_scores(seeds, DAMPING, 200, 1e-12, 5, 2)
+    store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert len(driver.named("client_mentions")) == 2
 
 
@@ -85,9 +87,9 @@ def test_a_read_that_saw_a_commit_is_used_once_and_not_kept() -> None:
             committed.append(g.versions[NS])
 
     driver.after_statement.append(hook)
-    store.graph_passage_scores({"ph03": 1.0}, DAMPING, 200, 1e-12, 5, 2)
+    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert committed and len(driver.named("client_edges")) == 2  # read again at the new version
-    store.graph_passage_scores({"ph03": 1.0}, DAMPING, 200, 1e-12, 5, 2)
+    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert len(driver.named("client_edges")) == 2  # and that one kept
 
 
@@ -107,7 +109,7 @@ def test_a_read_torn_by_a_commit_between_its_statements_is_read_again() -> None:
             committed.append(g.versions[NS])
 
     driver.after_statement.append(hook)
-    scores = store.graph_passage_scores({"ph03": 1.0}, DAMPING, 200, 1e-12, 5, 2)
+    scores = store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert committed and len(driver.named("client_edges")) == 2  # torn once, then read whole
     assert [s.passage_id for s in scores] == [p for p, _ in reference_passage_scores(g, {"ph03": 1.0}, 5)]
 
@@ -136,7 +138,7 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
     store.dense_passage_scores(query[0], 4)
     store.nearest_facts(query[0], 4)
     store.passage_count()
-    store.graph_passage_scores({"ph03": 1.0}, DAMPING, 200, 1e-12, 5, 2)
+    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     reads = {
         name: len(driver.named(name))
         for name in ("client_phrases", "client_passages", "client_facts", "client_mentions", "client_edges")
@@ -159,8 +161,11 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
         {"aa-new": 1, "ph03": 2},
         [fact],
     )
-    g.phrase(NS, "aa-new", "aa new", embedding=[float(x) for x in new_phrase.embedding])
-    g.passage(NS, "p-mid", embedding=[float(x) for x in record.embedding])
+    # as the write stores them: written_in, the version the write made
+    g.phrase(
+        NS, "aa-new", "aa new", embedding=[float(x) for x in new_phrase.embedding], written_in=version + 1
+    )
+    g.passage(NS, "p-mid", embedding=[float(x) for x in record.embedding], written_in=version + 1)
     g.mention(NS, "p-mid", "aa-new", 1)
     g.mention(NS, "p-mid", "ph03", 2)
     g.fact(NS, "f-new", "aa-new", "works in", "ph03", [float(x) for x in fact.embedding])
@@ -179,8 +184,10 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
             s.nearest_facts(query[0], 5),  # type: ignore[attr-defined]
             s.passage_count(),  # type: ignore[attr-defined]
             s.phrases_by_name(["aa new", "phrase 03"]),  # type: ignore[attr-defined]
-            s.graph_passage_scores({"aa-new": 1.0, "ph07": 0.5}, DAMPING, 200, 1e-12, 8, 3),  # type: ignore[attr-defined]
-            s.passage_node_scores({"aa-new": 1.0}, {"p-mid": 0.2, "p03": 0.1}, DAMPING, 200, 1e-12, 8, 3),  # type: ignore[attr-defined]
+            s.graph_passage_scores({"aa-new": 1.0, "ph07": 0.5}, WalkParams(DAMPING, 200, 1e-12), 8, 3),  # type: ignore[attr-defined]
+            s.passage_node_scores(
+                {"aa-new": 1.0}, {"p-mid": 0.2, "p03": 0.1}, WalkParams(DAMPING, 200, 1e-12), 8, 3
+            ),  # type: ignore[attr-defined]
         )
 
     advanced = answers(store)

@@ -20,8 +20,9 @@ from neo4j_fake import FakeDriver, FakeGraph, FakeServer, pregel_pagerank, serve
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.graph import ppr
 from hipporag_neo4j.settings import Neo4jSettings
-from hipporag_neo4j.stores.base import PassageScore
+from hipporag_neo4j.stores.base import PassageScore, WalkParams
 from hipporag_neo4j.stores.neo4j import Neo4jStore
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.projection import (
     ProjectionCatalog,
@@ -59,10 +60,13 @@ class Process:
         self.runner = runner_for(self.driver)
         self.catalogs: dict[ProjectionKind, ProjectionCatalog] = {}
         self.engine: PprEngine
+        self.copy = ClientCopy(self.runner, NS)
         if engine == "local":
-            self.engine = LocalPpr(self.runner, NS)
+            self.engine = LocalPpr(self.runner, NS, self.copy)
         else:
-            self.engine = GdsPpr(self.runner, self.catalog, NS, weighted=engine == "gds-weighted")
+            weighted = engine == "gds-weighted"
+            many_seeds = None if weighted else LocalPpr(self.runner, NS, self.copy)
+            self.engine = GdsPpr(self.runner, self.catalog, NS, weighted=weighted, many_seeds=many_seeds)
 
     def catalog(self, kind: ProjectionKind) -> ProjectionCatalog:
         if kind not in self.catalogs:
@@ -176,7 +180,7 @@ PASSAGE_SEEDS = {"p04": 0.05, "p11": 0.02, "p29": 0.01, "missing": 0.03}
 def test_phrase_ppr_matches_the_reference(engine: str) -> None:
     g = corpus()
     process = Process(FakeServer(g), engine)
-    scores = process.engine.run(PHRASE_SEEDS, DAMPING, 200, 1e-12)
+    scores = process.engine.run(PHRASE_SEEDS, WalkParams(DAMPING, 200, 1e-12))
     reference = {k[1]: v for k, v in reference_scores(g, PHRASE_SEEDS).items() if v > 0}
     assert scores.keys() == reference.keys()
     assert sum(scores.values()) == pytest.approx(1.0)
@@ -188,7 +192,9 @@ def test_phrase_ppr_matches_the_reference(engine: str) -> None:
 def test_passage_scores_match_the_reference(engine: str) -> None:
     g = corpus()
     process = Process(FakeServer(g), engine)
-    found = process.engine.passage_scores(PHRASE_SEEDS, DAMPING, 200, 1e-12, limit=8, explain_phrases=2)
+    found = process.engine.passage_scores(
+        PHRASE_SEEDS, WalkParams(DAMPING, 200, 1e-12), limit=8, explain_phrases=2
+    )
     expected = reference_passage_scores(g, PHRASE_SEEDS, 8)
     assert [s.passage_id for s in found] == [p for p, _ in expected]
     for item, (_, score) in zip(found, expected, strict=True):
@@ -202,7 +208,7 @@ def test_passage_node_scores_match_the_reference(engine: str) -> None:
     g = corpus()
     process = Process(FakeServer(g), engine)
     found = process.engine.passage_node_scores(
-        PHRASE_SEEDS, PASSAGE_SEEDS, DAMPING, 200, 1e-12, limit=10, explain_phrases=3
+        PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 200, 1e-12), limit=10, explain_phrases=3
     )
     expected = reference_passage_nodes(g, PHRASE_SEEDS, PASSAGE_SEEDS, 10, 3)
     assert [s.passage_id for s in found] == [s.passage_id for s in expected]
@@ -218,10 +224,12 @@ def test_passage_nodes_with_only_passage_seeds_and_the_limits() -> None:
     g = corpus()
     for engine in ENGINES:
         process = Process(FakeServer(g), engine)
-        found = process.engine.passage_node_scores({}, {"p07": 1.0}, DAMPING, 200, 1e-12, 3, 0)
+        found = process.engine.passage_node_scores({}, {"p07": 1.0}, WalkParams(DAMPING, 200, 1e-12), 3, 0)
         assert found[0].passage_id == "p07" and len(found) == 3 and found[0].top_phrases == []
-        assert process.engine.passage_node_scores({}, {}, DAMPING, 200, 1e-12, 3, 2) == []
-        assert process.engine.passage_node_scores({"ph01": 1.0}, {}, DAMPING, 200, 1e-12, 0, 2) == []
+        assert process.engine.passage_node_scores({}, {}, WalkParams(DAMPING, 200, 1e-12), 3, 2) == []
+        assert (
+            process.engine.passage_node_scores({"ph01": 1.0}, {}, WalkParams(DAMPING, 200, 1e-12), 0, 2) == []
+        )
 
 
 # --- issue 9, item 1: GDS's absolute tolerance and tiny seed weights -----------------------------
@@ -238,14 +246,14 @@ def test_weighted_gds_is_accurate_for_tiny_seed_weights(scale: float) -> None:
     g = corpus()
     seeds = tiny(PHRASE_SEEDS, scale)
     process = Process(FakeServer(g), "gds-weighted")
-    scores = process.engine.run(seeds, DAMPING, 100, 1e-8)  # the retrieval defaults
+    scores = process.engine.run(seeds, WalkParams(DAMPING, 100, 1e-8))  # the retrieval defaults
     reference = {k[1]: v for k, v in reference_scores(g, seeds).items()}
     assert max(abs(scores.get(k, 0.0) - v) for k, v in reference.items()) < 1e-6
     sent = process.driver.named("gds_ppr_weighted")[0].params["seeds"]
     assert sum(s["weight"] for s in sent) == pytest.approx(1.0)
 
     nodes = process.engine.passage_node_scores(
-        seeds, tiny(PASSAGE_SEEDS, scale), DAMPING, 100, 1e-8, limit=30, explain_phrases=0
+        seeds, tiny(PASSAGE_SEEDS, scale), WalkParams(DAMPING, 100, 1e-8), limit=30, explain_phrases=0
     )
     expected = {
         s.passage_id: s.score for s in reference_passage_nodes(g, seeds, tiny(PASSAGE_SEEDS, scale), 30, 0)
@@ -260,7 +268,7 @@ def test_the_pregel_model_shows_why_normalisation_is_needed() -> None:
     (the issue's simulation: errors of 3e-4 at seeds ~1e-3 and 9e-3 at ~1e-5, 3e-7 at scale 1)."""
     g = corpus()
     process = Process(FakeServer(g), "gds-weighted")
-    process.engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)  # makes the projection
+    process.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))  # makes the projection
     projection = next(iter(process.server.catalog.values()))
     index = projection.index
     bias = {index[iid]: w * 1e-5 for k, w in PHRASE_SEEDS.items() if (iid := g.iid("Phrase", NS, k))}
@@ -277,10 +285,10 @@ def test_the_pregel_model_shows_why_normalisation_is_needed() -> None:
 def test_linear_fallback_runs_one_gds_pagerank_per_seed_found() -> None:
     g = corpus()
     process = Process(FakeServer(g), "gds-linear")
-    process.engine.run(PHRASE_SEEDS, DAMPING, 100, 1e-8)
+    process.engine.run(PHRASE_SEEDS, WalkParams(DAMPING, 100, 1e-8))
     assert process.server.pagerank_runs == 3  # "nope" is no phrase of the namespace
     process.server.pagerank_runs = 0
-    process.engine.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, DAMPING, 100, 1e-8, 5, 2)
+    process.engine.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 100, 1e-8), 5, 2)
     assert process.server.pagerank_runs == 6  # 3 phrases + 3 passages
 
 
@@ -294,8 +302,8 @@ def test_gds_equals_the_in_process_engine_after_normalisation_with_isolated_phra
     g = corpus()
     g.phrase(NS, "island", "island")  # no edge at all
     seeds = {"island": 0.5, "lonely": 0.3, "ph03": 0.2}
-    gds = Process(FakeServer(g), "gds-weighted").engine.run(seeds, DAMPING, 3000, 0.0)
-    local = Process(FakeServer(g), "local").engine.run(seeds, DAMPING, 3000, 1e-15)
+    gds = Process(FakeServer(g), "gds-weighted").engine.run(seeds, WalkParams(DAMPING, 3000, 0.0))
+    local = Process(FakeServer(g), "local").engine.run(seeds, WalkParams(DAMPING, 3000, 1e-15))
     assert gds.keys() == local.keys()
     assert max(abs(gds[k] - local[k]) for k in local) < 1e-12
     assert gds["island"] == pytest.approx(0.5)
@@ -359,23 +367,25 @@ def test_an_older_process_never_drops_a_newer_projection() -> None:
     assert b_projection.name in srv.catalog  # the old rule dropped every other projection here
     g.versions[NS] = 6
     made = b.catalog("phrases").projections_made
-    assert b.engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
+    assert b.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     assert b.catalog("phrases").projections_made == made  # no re-projection for B
-    assert a.engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)  # A moves on to v6 and drops v5
+    assert a.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))  # A moves on to v6 and drops v5
     assert sorted(srv.catalog) == [b_projection.name]
 
 
 def test_a_vanished_projection_is_looked_up_again() -> None:
     g = corpus()
     process = Process(FakeServer(g), "gds-weighted")
-    process.engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
+    process.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     process.server.catalog.clear()  # dropped by another process, or a server restart
-    scores = process.engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
+    scores = process.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
     assert sum(scores.values()) == pytest.approx(1.0)
     assert len(process.driver.named("gds_graph_info")) == 2  # looked at the catalog again
     process.driver.on("gds_ppr_weighted", ClientErrorAlways())
     with pytest.raises(StoreError):
-        process.engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)  # bounded: gives up after a few looks
+        process.engine.run(
+            {"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8)
+        )  # bounded: gives up after a few looks
 
 
 class ClientErrorAlways:
@@ -393,9 +403,12 @@ def test_an_empty_namespace_gives_empty_results(engine: str) -> None:
     g = FakeGraph()
     g.versions[NS] = 3
     process = Process(FakeServer(g), engine)
-    assert process.engine.run({"ph01": 1.0}, DAMPING, 100, 1e-8) == {}
-    assert process.engine.passage_scores({"ph01": 1.0}, DAMPING, 100, 1e-8, 5, 2) == []
-    assert process.engine.passage_node_scores({"ph01": 1.0}, {"p1": 1.0}, DAMPING, 100, 1e-8, 5, 2) == []
+    assert process.engine.run({"ph01": 1.0}, WalkParams(DAMPING, 100, 1e-8)) == {}
+    assert process.engine.passage_scores({"ph01": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2) == []
+    assert (
+        process.engine.passage_node_scores({"ph01": 1.0}, {"p1": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
+        == []
+    )
     project = process.driver.named("gds_project_phrase_graph")[0]
     assert project.params["graph_name"] == graph_name("neo4j", NS, 3)  # the null projection was handled
 
@@ -406,15 +419,15 @@ def test_nodes_deleted_after_the_projection_are_left_out(engine: str) -> None:
     process = Process(FakeServer(g), engine)
     s, t, _ = g.phrase_edges(NS)[0]
     seed, neighbour = g.nodes[s].props["id"], g.nodes[t].props["id"]
-    process.engine.run({seed: 1.0}, DAMPING, 100, 1e-8)  # projections of this version made
-    process.engine.passage_node_scores({seed: 1.0}, {"p05": 1.0}, DAMPING, 100, 1e-8, 40, 3)
+    process.engine.run({seed: 1.0}, WalkParams(DAMPING, 100, 1e-8))  # projections of this version made
+    process.engine.passage_node_scores({seed: 1.0}, {"p05": 1.0}, WalkParams(DAMPING, 100, 1e-8), 40, 3)
     g.delete("Phrase", NS, neighbour)  # committed after the version was read: a stale projection
-    scores = process.engine.run({seed: 1.0}, DAMPING, 100, 1e-8)
+    scores = process.engine.run({seed: 1.0}, WalkParams(DAMPING, 100, 1e-8))
     assert None not in scores and "None" not in scores and neighbour not in scores
     assert sum(scores.values()) == pytest.approx(1.0)
     g.delete("Passage", NS, "p04")
     found = process.engine.passage_node_scores(
-        {seed: 1.0}, {"p04": 1.0, "p05": 1.0}, DAMPING, 100, 1e-8, 40, 3
+        {seed: 1.0}, {"p04": 1.0, "p05": 1.0}, WalkParams(DAMPING, 100, 1e-8), 40, 3
     )
     assert all(s.passage_id != "p04" for s in found) and found
 
@@ -427,10 +440,12 @@ def test_a_graph_without_edges_gives_the_reset_vector(engine: str) -> None:
     g.passage(NS, "p1")
     g.passage(NS, "p2")
     process = Process(FakeServer(g), engine)
-    assert process.engine.run({"a": 3.0, "b": 1.0, "gone": 1.0, "zero": 0.0}, DAMPING, 100, 1e-8) == (
-        pytest.approx({"a": 0.75, "b": 0.25})
+    assert process.engine.run(
+        {"a": 3.0, "b": 1.0, "gone": 1.0, "zero": 0.0}, WalkParams(DAMPING, 100, 1e-8)
+    ) == (pytest.approx({"a": 0.75, "b": 0.25}))
+    ranked = process.engine.passage_node_scores(
+        {"a": 1.0}, {"p2": 2.0, "p1": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2
     )
-    ranked = process.engine.passage_node_scores({"a": 1.0}, {"p2": 2.0, "p1": 1.0}, DAMPING, 100, 1e-8, 5, 2)
     assert [(s.passage_id, round(s.score, 6)) for s in ranked] == [("p2", 0.5), ("p1", 0.25)]
     assert not any(n.startswith("gds_ppr") or n.startswith("gds_passage") for n in process.driver.names_run())
 
@@ -438,13 +453,13 @@ def test_a_graph_without_edges_gives_the_reset_vector(engine: str) -> None:
 # --- issue 9, item 2: the in-process engine at READ COMMITTED -------------------------------------
 
 
-def commit_between_graph_reads(g: FakeGraph, driver: FakeDriver, times: int = 1) -> list[int]:
-    """After a statement that reads the graph (local_*), a concurrent writer commits: a new phrase, an
-    edge to it, a version bump. Returns the versions committed."""
+def commit_after(g: FakeGraph, driver: FakeDriver, statement: str, times: int = 1) -> list[int]:
+    """After each run of ``statement`` (the copy's read of the graph), a concurrent writer commits: a new
+    phrase, an edge to it, a version bump. Returns the versions committed."""
     committed: list[int] = []
 
     def hook(name: str) -> None:
-        if name.startswith("local_") and len(committed) < times:
+        if name == statement and len(committed) < times:
             k = len(committed)
             g.phrase(NS, f"new{k}", f"new {k}")
             g.relation(NS, "ph03", f"new{k}", 1.0)
@@ -458,42 +473,39 @@ def commit_between_graph_reads(g: FakeGraph, driver: FakeDriver, times: int = 1)
 def test_the_local_engine_survives_a_write_committed_between_its_reads() -> None:
     g = corpus()
     process = Process(FakeServer(g), "local")
-    committed = commit_between_graph_reads(g, process.driver)
-    scores = process.engine.run({"ph03": 1.0}, DAMPING, 200, 1e-12)  # the old reads raised KeyError
+    committed = commit_after(g, process.driver, "client_passage_ids")  # between mentions and edges
+    scores = process.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12))
     assert committed == [2]
-    assert isinstance(process.engine, LocalPpr)
-    graph = process.engine.graph
-    assert graph is not None and graph.version == 2 and "new0" in graph.index  # labelled with what it holds
+    graph = process.copy.held_graph()  # read again whole, at the version it now holds
+    assert graph.version == 2 and graph.graph.phrases.position("new0") is not None
     assert scores == pytest.approx({k[1]: v for k, v in reference_scores(g, {"ph03": 1.0}).items() if v > 0})
-    assert process.engine.graph_reads == 2
+    assert process.copy.reads["graph"] == 2
 
 
 def test_the_local_engine_uses_a_read_once_when_writers_keep_committing() -> None:
     g = corpus()
     process = Process(FakeServer(g), "local")
-    commit_between_graph_reads(g, process.driver, times=10)
-    assert isinstance(process.engine, LocalPpr)
-    scores = process.engine.run({"ph03": 1.0}, DAMPING, 200, 1e-12)
+    commit_after(g, process.driver, "client_edges", times=10)
+    scores = process.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12))
     assert sum(scores.values()) == pytest.approx(1.0)
-    assert process.engine.graph_reads == 3 and process.engine.graph is None  # used, never cached
+    assert process.copy.reads["graph"] == 3  # a read that saw a commit is used, never kept
+    assert process.copy._view is None or process.copy._view.graph is None
 
 
 def test_the_local_engine_reads_the_graph_once_per_version() -> None:
     g = corpus()
     process = Process(FakeServer(g), "local")
-    assert isinstance(process.engine, LocalPpr)
-    process.engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
-    process.engine.run({"ph07": 1.0}, DAMPING, 100, 1e-8)
-    process.engine.passage_node_scores({"ph07": 1.0}, {}, DAMPING, 100, 1e-8, 3, 1)
-    process.engine.passage_node_scores({"ph03": 1.0}, {}, DAMPING, 100, 1e-8, 3, 1)
-    assert process.engine.graph_reads == 2  # the phrase graph, and once with the passages
-    assert len(process.driver.named("local_passage_graph")) == 1
+    process.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
+    process.engine.run({"ph07": 1.0}, WalkParams(DAMPING, 100, 1e-8))
+    process.engine.passage_node_scores({"ph07": 1.0}, {}, WalkParams(DAMPING, 100, 1e-8), 3, 1)
+    process.engine.passage_node_scores({"ph03": 1.0}, {}, WalkParams(DAMPING, 100, 1e-8), 3, 1)
+    assert process.copy.reads["graph"] == 1  # HippoRAG 2's walk graph is built from the same read
     g.bump(NS)
-    process.engine.run({"ph03": 1.0}, DAMPING, 100, 1e-8)
-    assert process.engine.graph_reads == 3
-    assert process.engine.run({"nope": 1.0}, DAMPING, 100, 1e-8) == {}
-    graph_reads = [c for c in process.driver.calls if c.name.startswith("local_")]
-    assert len({c.tx for c in graph_reads}) == 3  # each read in one transaction with its version reads
+    process.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8))
+    assert process.copy.reads["graph"] == 2
+    assert process.engine.run({"nope": 1.0}, WalkParams(DAMPING, 100, 1e-8)) == {}
+    graph_reads = [c for c in process.driver.calls if c.name == "client_edges"]
+    assert len({c.tx for c in graph_reads}) == 2  # each read in one transaction with its version reads
 
 
 # --- issue 9, item 10: one statement per ranking on GDS; projections dropped on close -------------
@@ -524,16 +536,16 @@ def test_passage_rankings_on_gds_are_one_statement_each(gds: str, engine: str) -
     g = corpus()
     store = store_on(FakeServer(g), gds=gds, version="2025.04.0" if gds == "2.17.0" else "5.26.0")
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
-    store.graph_passage_scores({"ph03": 1.0}, DAMPING, 100, 1e-8, 5, 2)  # projects
+    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)  # projects
     driver.calls.clear()
-    found = store.graph_passage_scores(PHRASE_SEEDS, DAMPING, 200, 1e-12, 5, 2)
+    found = store.graph_passage_scores(PHRASE_SEEDS, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert driver.names_run() == ["meta_graph_version", f"gds_passage_scores_{engine}"]
     assert "scores" not in driver.calls[-1].params  # PPR scores never leave the server
     assert [(s.passage_id, pytest.approx(s.score)) for s in found] == reference_passage_scores(
         g, PHRASE_SEEDS, 5
     )
     driver.calls.clear()
-    store.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, DAMPING, 100, 1e-8, 5, 2)
+    store.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 100, 1e-8), 5, 2)
     assert driver.names_run()[-1] == f"gds_passage_nodes_{engine}"
     assert "gds_project_passage_graph" in driver.names_run()
 
@@ -542,10 +554,10 @@ def test_close_drops_the_projections_this_process_made_only() -> None:
     g = corpus()
     srv = FakeServer(g)
     ours = store_on(srv)
-    ours.graph_passage_scores({"ph03": 1.0}, DAMPING, 100, 1e-8, 5, 2)
-    ours.passage_node_scores({"ph03": 1.0}, {}, DAMPING, 100, 1e-8, 5, 2)
+    ours.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
+    ours.passage_node_scores({"ph03": 1.0}, {}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
     theirs = store_on(srv)
-    theirs.graph_passage_scores({"ph03": 1.0}, DAMPING, 100, 1e-8, 5, 2)  # reuses ours
+    theirs.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)  # reuses ours
     assert len(srv.catalog) == 2
     memory = theirs.gds_projections()
     assert [m["graph_name"] for m in memory] == sorted(srv.catalog) and memory[0]["memory_usage"]
@@ -559,7 +571,7 @@ def test_close_drops_the_projections_this_process_made_only() -> None:
 def test_closing_survives_an_unreachable_server() -> None:
     g = corpus()
     store = store_on(FakeServer(g))
-    store.graph_passage_scores({"ph03": 1.0}, DAMPING, 100, 1e-8, 5, 2)
+    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
     from neo4j.exceptions import ServiceUnavailable
 
@@ -574,11 +586,11 @@ def test_the_linear_fallback_hands_many_seeds_to_the_in_process_engine() -> None
     store = store_on(FakeServer(g), gds="2.13.2", version="5.26.0")
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
     passage_seeds = {f"p{j:02d}": 0.01 * (j + 1) for j in range(70)}
-    found = store.passage_node_scores(PHRASE_SEEDS, passage_seeds, DAMPING, 200, 1e-12, 5, 2)
+    found = store.passage_node_scores(PHRASE_SEEDS, passage_seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     expected = reference_passage_nodes(g, PHRASE_SEEDS, passage_seeds, 5, 2)
     assert [s.passage_id for s in found] == [s.passage_id for s in expected]
     assert not driver.named("gds_passage_nodes_linear") and driver.named("client_mentions")
-    store.passage_node_scores(PHRASE_SEEDS, {"p01": 1.0}, DAMPING, 200, 1e-12, 5, 2)
+    store.passage_node_scores(PHRASE_SEEDS, {"p01": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert driver.named("gds_passage_nodes_linear")  # few seeds: GDS
 
 

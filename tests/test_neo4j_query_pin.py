@@ -1,7 +1,8 @@
-"""The Neo4j store's query pin (``Neo4jStore.pinned``, ``client_copy.QueryPin``): one version check per
-query instead of one per store call, passage rows held per graph version, and the semantics that must
-hold around it (a write between queries seen by the next one, queries in threads pinned apart, the GDS
-projections kept warm), against the emulated server (tests/neo4j_fake.py)."""
+"""The Neo4j store's view of one graph version (``Neo4jStore.view``, ``client_copy.Reading``): one
+version check per query instead of one per store call, passage rows held per graph version, and the
+semantics that must hold around it (a write between queries seen by the next one, queries in threads
+each at their own version, the GDS projections kept warm), against the emulated server
+(tests/neo4j_fake.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from test_neo4j_engines import DAMPING, NS, PHRASE_SEEDS, corpus, store_on
 from hipporag_neo4j.models import RetrievalResult
 from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import RetrievalSettings
+from hipporag_neo4j.stores.base import PassageRecord, WalkParams
 from hipporag_neo4j.stores.neo4j.client_copy import PassageRows
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+from hipporag_neo4j.stores.neo4j.view import Neo4jView
 
 pytestmark = pytest.mark.unit
 
@@ -42,6 +45,12 @@ def retriever(store: Neo4jStore, mode: str = "hipporag2") -> Retriever:
     ner = FixedQueryNER({QUESTION: ["phrase 03", "phrase 17"], OTHER: ["phrase 07"]})
     settings = RetrievalSettings(mode=mode, top_k=5, entity_seed_source="ner")  # type: ignore[arg-type]
     return Retriever(store, HashEmbedder(dim=3), settings, ner)  # type: ignore[arg-type]
+
+
+def record(passage_id: str) -> PassageRecord:
+    from hipporag_neo4j.models import Passage
+
+    return PassageRecord(Passage(id=passage_id, text=passage_id), np.zeros(3, dtype=np.float32), {})
 
 
 def statements(driver: FakeDriver) -> Counter[str]:
@@ -73,33 +82,34 @@ def test_a_warm_query_checks_the_version_once_and_reads_nothing_else(mode: str) 
     assert ranked(fresh.retrieve(OTHER)) == ranked(other)  # a copy read afresh answers the same
 
 
-def test_without_a_pin_every_call_checks_the_version() -> None:
-    """What the pin saves: the same calls outside it check the version each (the behaviour before)."""
+def test_without_a_view_every_call_checks_the_version() -> None:
+    """What a view saves: the same calls on the store check the version each (the behaviour before)."""
     g = graph()
     store = store_on(FakeServer(g), gds=None, version="5.26.0")
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
     query = np.asarray([unit(1, 0.2, 0)], dtype=np.float32)
 
-    def calls() -> None:
-        store.passage_count()
-        store.nearest_phrases(query, 3, -1.0, None)
-        store.nearest_facts(query[0], 3)
-        store.dense_passage_scores(query[0], 5)
-        store.phrases_by_name(["phrase 03"])
-        store.passage_node_scores({"ph03": 1.0}, {"p01": 0.5}, DAMPING, 200, 1e-12, 5, 2)
-        store.get_passages(["p01", "p02"])
+    def calls(s: Neo4jStore | Neo4jView) -> None:
+        s.passage_count()
+        s.nearest_phrases(query, 3, -1.0, None)
+        s.nearest_facts(query[0], 3)
+        s.dense_passage_scores(query[0], 5)
+        s.phrases_by_name(["phrase 03"])
+        s.passage_node_scores({"ph03": 1.0}, {"p01": 0.5}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+        s.get_passages(["p01", "p02"])
 
-    calls()  # warm
+    calls(store)  # warm
     driver.calls.clear()
-    calls()
+    calls(store)
     assert statements(driver) == Counter({"client_state": 6, "read_passages": 1})
     driver.calls.clear()
-    with store.pinned():
-        calls()
+    view = store.view()
+    calls(view)
     assert statements(driver) == Counter({"client_state": 1, "read_passages": 1})  # rows not held yet
     driver.calls.clear()
-    with store.pinned(), store.pinned():  # nested: the outer pin
-        calls()
+    calls(view)  # the same view again: nothing read
+    assert statements(driver) == Counter()
+    calls(store.view())  # a new view: the version checked once, the rows held for it
     assert statements(driver) == Counter({"client_state": 1})
 
 
@@ -122,28 +132,31 @@ def test_a_write_between_queries_is_seen_by_the_next_query() -> None:
     assert after.passages[0].passage.text == "rewritten"
     g.phrase(NS, "zz-new", "phrase 03 twin", embedding=unit(1, 0, 0))
     g.bump(NS)
-    with store.pinned():
-        assert store.phrases_by_name(["phrase 03 twin"])  # the next query sees it
+    assert store.view().phrases_by_name(["phrase 03 twin"])  # the next query sees it
 
 
-def test_this_threads_own_write_unpins_its_query() -> None:
-    """A write by this process inside a pinned block: the pin reads the version again on its next call."""
+def test_a_view_keeps_its_version_across_this_processs_own_write() -> None:
+    """A write by this process while a view is held: the view stays at its version (one query, one
+    version); the next view sees the write, from the copy brought forward (one version check)."""
     g = graph()
     store = store_on(FakeServer(g), gds=None, version="5.26.0")
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
-    with store.pinned():
-        store.passage_count()
-        version = store.copy.state().version
-        g.bump(NS)  # as a write of this process commits ...
-        assert store.copy.advance(version + 1)  # ... and brings the copy forward
-        driver.calls.clear()
-        store.passage_count()
-        assert store.copy.state().version == version + 1
-        assert statements(driver) == Counter({"client_state": 1})
+    view = store.view()
+    count = view.passage_count()
+    version = view.version
+    g.passage(NS, "p-new")
+    g.bump(NS)  # as a write of this process commits ...
+    assert store.copy.advance(version + 1, records=[record("p-new")], written=["p-new"])  # ... and carries
+    driver.calls.clear()
+    assert view.passage_count() == count and view.version == version
+    assert statements(driver) == Counter()
+    later = store.view()
+    assert later.passage_count() == count + 1 and later.version == version + 1
+    assert statements(driver) == Counter({"client_state": 1})
 
 
-def test_queries_in_threads_are_pinned_apart() -> None:
-    """A pin is per thread: a query pinned before a commit keeps its version for all its calls, while a
+def test_queries_in_threads_each_keep_their_version() -> None:
+    """A view per query: a query begun before a commit keeps its version for all its calls, while a
     query begun after the commit sees the new version."""
     g = graph()
     store = store_on(FakeServer(g), gds=None, version="5.26.0")
@@ -152,12 +165,12 @@ def test_queries_in_threads_are_pinned_apart() -> None:
     seen: dict[str, object] = {}
 
     def old_query() -> None:
-        with store.pinned():
-            seen["old_first"] = store.phrases_by_name(["phrase 99"])
-            pinned_in.set()
-            committed.wait(5)
-            seen["old_second"] = store.phrases_by_name(["phrase 99"])
-            seen["old_version"] = store.copy.state().version
+        view = store.view()
+        seen["old_first"] = view.phrases_by_name(["phrase 99"])
+        pinned_in.set()
+        committed.wait(5)
+        seen["old_second"] = view.phrases_by_name(["phrase 99"])
+        seen["old_version"] = view.version
         done.set()
 
     thread = threading.Thread(target=old_query)
@@ -165,9 +178,9 @@ def test_queries_in_threads_are_pinned_apart() -> None:
     assert pinned_in.wait(5)
     g.phrase(NS, "ph99", "phrase 99", embedding=unit(0, 1, 0))
     g.bump(NS)
-    with store.pinned():
-        seen["new"] = store.phrases_by_name(["phrase 99"])
-        new_version = store.copy.state().version
+    view = store.view()
+    seen["new"] = view.phrases_by_name(["phrase 99"])
+    new_version = view.version
     committed.set()
     assert done.wait(5)
     thread.join(5)
@@ -177,41 +190,43 @@ def test_queries_in_threads_are_pinned_apart() -> None:
 
 
 @pytest.mark.parametrize(("gds", "version"), [("2.17.0", "2025.04.0"), ("2.13.2", "5.26.0")])
-def test_gds_engines_use_the_pinned_version_and_never_project_an_older_one(gds: str, version: str) -> None:
+def test_gds_engines_use_the_views_version_and_never_project_an_older_one(gds: str, version: str) -> None:
     g = graph()
     store = store_on(FakeServer(g), gds=gds, version=version)
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
     seeds = PHRASE_SEEDS
-    store.graph_passage_scores(seeds, DAMPING, 200, 1e-12, 5, 2)  # projects the current version
+    store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)  # projects the current version
     catalog = store.projections("phrases")
     made = catalog.projections_made
     driver.calls.clear()
-    with store.pinned():
-        store.graph_passage_scores(seeds, DAMPING, 200, 1e-12, 5, 2)
-        store.graph_passage_scores({"ph17": 0.3, "ph03": 0.5}, DAMPING, 200, 1e-12, 5, 2)
-        assert driver.named("client_state") and not driver.named("meta_graph_version")
-        assert len(driver.named("client_state")) == 1
-        # another process commits, and a query begun after it projects the new version ...
-        g.bump(NS)
-        other = threading.Thread(target=lambda: store.graph_passage_scores(seeds, DAMPING, 200, 1e-12, 5, 2))
-        other.start()
-        other.join(10)
-        assert catalog.projections_made == made + 1
-        # ... which this query, pinned at the older version, uses: the older one is not projected again
-        found = store.graph_passage_scores(seeds, DAMPING, 200, 1e-12, 5, 2)
+    view = store.view()
+    view.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    view.graph_passage_scores({"ph17": 0.3, "ph03": 0.5}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    assert driver.named("client_state") and not driver.named("meta_graph_version")
+    assert len(driver.named("client_state")) == 1
+    # another process commits, and a query begun after it projects the new version ...
+    g.bump(NS)
+    other = threading.Thread(
+        target=lambda: store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    )
+    other.start()
+    other.join(10)
+    assert catalog.projections_made == made + 1
+    # ... which this query, at the older version, uses: the older one is not projected again
+    found = view.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert found and catalog.projections_made == made + 1
     assert catalog.current is not None and catalog.current.version == g.versions[NS]
 
 
 def test_a_query_after_a_commit_projects_the_servers_version() -> None:
-    """A pinned query with no warm projection of its version projects the version the server holds now,
-    never the pinned one read before another process committed."""
+    """A query with no warm projection of its view's version projects the version the server holds now,
+    never the one its view read before another process committed."""
     g = graph()
     store = store_on(FakeServer(g), gds="2.17.0", version="2025.04.0")
-    with store.pinned():
-        pinned = store.copy.state().version
-        g.bump(NS)
-        assert store.graph_passage_scores(PHRASE_SEEDS, DAMPING, 200, 1e-12, 5, 2)
+    view = store.view()
+    pinned = view.version
+    g.bump(NS)
+    assert view.graph_passage_scores(PHRASE_SEEDS, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     current = store.projections("phrases").current
     assert current is not None and current.version == pinned + 1 == g.versions[NS]
 

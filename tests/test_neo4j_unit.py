@@ -734,7 +734,7 @@ def test_every_session_shares_one_bookmark_manager_so_reads_follow_writes() -> N
     driver.on(
         "client_state", [{"graph_version": 2, "embedding_model": "all-MiniLM-L6-v2", "embedding_dim": 384}]
     )
-    driver.on("client_phrases", [{"ids": ["ph0"], "names": ["p"], "passage_counts": [1]}])
+    driver.on("client_phrases", [{"ids": ["ph0"], "names": ["p"], "passage_counts": [1], "written_in": [0]}])
     store = open_store(driver)
     store.write_passages([PhraseRecord("ph0", "p", vec(1, 0, 0))], [passage("p1", {"ph0": 1})])
     driver.calls.clear()

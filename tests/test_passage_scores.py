@@ -1,5 +1,6 @@
-"""Passage scores and seeds as arrays (``stores.memory.scores``): the same values, bit for bit, as the lists and
-dicts of Python floats they replace on the query path (``retrieval.fusion``, ``passage_seed_weights``),
+"""Passage scores and seeds as arrays (``stores.memory.scores``): the same values, bit for bit, as the
+lists and dicts of Python floats they replace on the query path (``retrieval.fusion``,
+``passage_seed_weights``),
 and a retriever that uses them ranks as one that does not."""
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import pytest
 from hipporag_neo4j.retrieval.fusion import min_max, mix
 from hipporag_neo4j.retrieval.hipporag2 import passage_seed_weights
 from hipporag_neo4j.stores.base import PassageScore
-from hipporag_neo4j.stores.memory.strings import StringTable
 from hipporag_neo4j.stores.memory.scores import (
     PassageScores,
     PassageSeeds,
@@ -20,6 +20,7 @@ from hipporag_neo4j.stores.memory.scores import (
     mix_scores,
     same_table,
 )
+from hipporag_neo4j.stores.memory.strings import StringTable
 
 pytestmark = pytest.mark.unit
 

@@ -20,7 +20,7 @@ from reliability_worker import BATCH, QUERY, corpus, expected_states, memory
 from hipporag_neo4j.common.text import make_passage_id
 from hipporag_neo4j.indexing.pipeline import Indexer, IndexingOptions
 from hipporag_neo4j.models import Passage, PassageInput
-from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
+from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, WalkParams
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 from hipporag_neo4j.stores.embedded.schema import FACT_ROWS, MENTION_KEYS
 
@@ -177,8 +177,8 @@ def test_many_snapshot_loads_under_a_writer_in_another_thread_never_fail(tmp_pat
     try:
         loads = 0
         while thread.is_alive():
-            reader.graph_passage_scores({"phrase-new-1": 1.0}, 0.5, 50, 1e-6, 5, 2)
-            reader.personalized_pagerank({"phrase-new-1": 1.0}, 0.5, 50, 1e-6)
+            reader.graph_passage_scores({"phrase-new-1": 1.0}, WalkParams(0.5, 50, 1e-6), 5, 2)
+            reader.personalized_pagerank({"phrase-new-1": 1.0}, WalkParams(0.5, 50, 1e-6))
             loads += 1
     finally:
         stop.set()
@@ -228,8 +228,8 @@ def test_a_lone_writer_keeps_its_phrase_vectors_loaded_across_batches(
     from hipporag_neo4j.stores.embedded import snapshot
 
     loads = []
-    real = snapshot.PhraseIndex.load
-    monkeypatch.setattr(snapshot.PhraseIndex, "load", lambda *a: loads.append(1) or real(*a))
+    real = snapshot.load_phrases
+    monkeypatch.setattr(snapshot, "load_phrases", lambda *a: loads.append(1) or real(*a))
     mem = memory(tmp_path / "store")
     options = IndexingOptions(batch_size=BATCH, synonym_top_k=1000)
     Indexer(mem.store, mem.embedder, mem.extractor, options).index([PassageInput(text=t) for t in corpus()])

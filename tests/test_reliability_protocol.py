@@ -16,7 +16,8 @@ pytestmark = pytest.mark.integration
 
 def test_new_phrases_wait_for_their_synonyms_until_written(store: GraphStore) -> None:  # noqa: F811
     phrases, records = _records({"p1", "p2"})
-    assert store.write_passages(phrases, records) == ["p1", "p2"]
+    written = store.write_passages(phrases, records)
+    assert written.passages == ["p1", "p2"] and written.phrases == len(phrases)
     pending = {p.id: p for p in store.pending_synonym_phrases(100)}
     assert set(pending) == {p.id for p in phrases}
     for p in phrases:
@@ -27,7 +28,8 @@ def test_new_phrases_wait_for_their_synonyms_until_written(store: GraphStore) ->
     assert store.write_synonyms([], done=sorted(pending)) == 0
     assert store.pending_synonym_phrases(100) == []
     assert store.stats().synonym_edges == 1
-    assert store.write_passages(phrases, records) == []  # stored already: nothing written, nothing new
+    again = store.write_passages(phrases, records)  # stored already: nothing written, nothing new
+    assert (again.passages, again.phrases, again.facts) == ([], 0, 0)
 
 
 def test_a_pending_reembed_is_refused_until_it_is_finished(store: GraphStore) -> None:  # noqa: F811

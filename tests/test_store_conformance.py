@@ -16,7 +16,14 @@ from fakes import HashEmbedder
 from hipporag_neo4j.common.text import fact_text, make_fact_id, make_phrase_id
 from hipporag_neo4j.errors import ModelMismatchError
 from hipporag_neo4j.models import Passage
-from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord, SynonymEdge
+from hipporag_neo4j.stores.base import (
+    FactRecord,
+    GraphStore,
+    PassageRecord,
+    PhraseRecord,
+    SynonymEdge,
+    WalkParams,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -107,7 +114,7 @@ def _snapshot(store: GraphStore) -> dict[str, object]:
     names = sorted({n for _, _, triples in CORPUS for s, _, o in triples for n in (s, o)})
     found = store.phrases_by_name(names)
     seeds = {h.id: 1.0 for h in found.values()}
-    ppr = store.personalized_pagerank(seeds, DAMPING, 200, 1e-10) if seeds else {}
+    ppr = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-10)) if seeds else {}
     return {
         "counts": (
             stats.passages,
@@ -200,7 +207,7 @@ def _igraph_reference(store: GraphStore, seeds: dict[str, float]) -> dict[str, f
 def test_ppr_matches_igraph(store: GraphStore) -> None:
     _index(store, {"p1", "p2", "p3", "p4", "p5"})
     seeds = {make_phrase_id("stanford"): 0.5, make_phrase_id("alzheimer s"): 1.0}
-    ours = store.personalized_pagerank(seeds, DAMPING, 200, 1e-12)
+    ours = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
     reference = _igraph_reference(store, seeds)
     assert sum(ours.values()) == pytest.approx(1.0, abs=1e-6)
     for pid, score in reference.items():
@@ -210,8 +217,8 @@ def test_ppr_matches_igraph(store: GraphStore) -> None:
 def test_graph_passage_scores_aggregate_ppr_times_count(store: GraphStore) -> None:
     _index(store, {"p1", "p2", "p3", "p4", "p5"})
     seeds = {make_phrase_id("stanford"): 1.0, make_phrase_id("alzheimer s"): 1.0}
-    ppr = store.personalized_pagerank(seeds, DAMPING, 200, 1e-12)
-    scored = store.graph_passage_scores(seeds, DAMPING, 200, 1e-12, limit=3, explain_phrases=2)
+    ppr = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
+    scored = store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), limit=3, explain_phrases=2)
     assert len(scored) == 3
     assert [s.score for s in scored] == sorted((s.score for s in scored), reverse=True)
     _, records = _records({"p1", "p2", "p3", "p4", "p5"})
@@ -309,7 +316,7 @@ def test_passage_node_scores_match_igraph(store: GraphStore) -> None:
     phrase_seeds = {make_phrase_id("stanford"): 0.5, make_phrase_id("alzheimer s"): 1.0}
     passage_seeds = {"p5": 0.05, "p3": 0.02}
     scored = store.passage_node_scores(
-        phrase_seeds, passage_seeds, DAMPING, 200, 1e-12, limit=5, explain_phrases=2
+        phrase_seeds, passage_seeds, WalkParams(DAMPING, 200, 1e-12), limit=5, explain_phrases=2
     )
     reference = _igraph_passage_walk(store, phrase_seeds, passage_seeds)
     assert [s.passage_id for s in scored] == sorted(reference, key=lambda k: (-reference[k], k))
@@ -322,19 +329,23 @@ def test_passage_node_scores_match_igraph(store: GraphStore) -> None:
         assert 1 <= len(item.top_phrases) <= 2
         assert item.top_phrases[0][1] >= item.top_phrases[-1][1]
     top2 = store.passage_node_scores(
-        phrase_seeds, passage_seeds, DAMPING, 200, 1e-12, limit=2, explain_phrases=0
+        phrase_seeds, passage_seeds, WalkParams(DAMPING, 200, 1e-12), limit=2, explain_phrases=0
     )
     assert [s.passage_id for s in top2] == [s.passage_id for s in scored[:2]]
 
 
 def test_passage_node_scores_without_seeds(store: GraphStore) -> None:
     _index(store, {"p1", "p2"})
-    assert store.passage_node_scores({}, {}, DAMPING, 100, 1e-8, limit=5, explain_phrases=2) == []
+    assert store.passage_node_scores({}, {}, WalkParams(DAMPING, 100, 1e-8), limit=5, explain_phrases=2) == []
     assert (
-        store.passage_node_scores({"phrase-unknown": 1.0}, {}, DAMPING, 100, 1e-8, limit=5, explain_phrases=2)
+        store.passage_node_scores(
+            {"phrase-unknown": 1.0}, {}, WalkParams(DAMPING, 100, 1e-8), limit=5, explain_phrases=2
+        )
         == []
     )
-    only_passage = store.passage_node_scores({}, {"p1": 1.0}, DAMPING, 100, 1e-8, limit=5, explain_phrases=2)
+    only_passage = store.passage_node_scores(
+        {}, {"p1": 1.0}, WalkParams(DAMPING, 100, 1e-8), limit=5, explain_phrases=2
+    )
     assert only_passage[0].passage_id == "p1"
 
 
@@ -349,9 +360,9 @@ def test_an_existing_synonym_edge_keeps_its_score(store: GraphStore) -> None:
     a, b = make_phrase_id("thomas"), make_phrase_id("maria")
     assert store.write_synonyms([SynonymEdge(a, b, 0.9)]) == 1
     seeds = {make_phrase_id("stanford"): 1.0}
-    before = store.personalized_pagerank(seeds, DAMPING, 200, 1e-12)
+    before = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
     assert store.write_synonyms([SynonymEdge(b, a, 0.2)]) == 0
-    after = store.personalized_pagerank(seeds, DAMPING, 200, 1e-12)
+    after = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
     assert after == pytest.approx(before, abs=1e-9)
 
 
@@ -400,7 +411,9 @@ def test_neo4j_passage_node_scores(neo4j_store: GraphStore) -> None:
     _index(neo4j_store, {"p1", "p2", "p3", "p4", "p5"})
     phrase_seeds = {make_phrase_id("stanford"): 0.6, make_phrase_id("alzheimer s"): 0.4, "phrase-x": 1.0}
     passage_seeds = {"p5": 0.05, "p3": 0.02, "nope": 1.0}
-    found = neo4j_store.passage_node_scores(phrase_seeds, passage_seeds, DAMPING, 200, 1e-12, 4, 2)
+    found = neo4j_store.passage_node_scores(
+        phrase_seeds, passage_seeds, WalkParams(DAMPING, 200, 1e-12), 4, 2
+    )
     reference = _passage_graph_reference(
         {k: v for k, v in phrase_seeds.items() if k != "phrase-x"},
         {k: v for k, v in passage_seeds.items() if k != "nope"},
@@ -415,7 +428,7 @@ def test_neo4j_passage_node_scores(neo4j_store: GraphStore) -> None:
         for name, score in item.top_phrases:
             assert score == pytest.approx(mentioned[name], abs=1e-5)
         assert [n for n, _ in item.top_phrases] == sorted(mentioned, key=lambda n: (-mentioned[n], n))[:2]
-    assert neo4j_store.passage_node_scores({}, {}, DAMPING, 200, 1e-12, 4, 2) == []
+    assert neo4j_store.passage_node_scores({}, {}, WalkParams(DAMPING, 200, 1e-12), 4, 2) == []
 
 
 def test_neo4j_nearest_facts(neo4j_store: GraphStore) -> None:

@@ -16,7 +16,6 @@ from hipporag_neo4j.models import Passage
 from hipporag_neo4j.settings import Settings, StoreSettings
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
 from hipporag_neo4j.stores.embedded import EmbeddedStore
-from hipporag_neo4j.stores.memory.knn import top_positions
 from hipporag_neo4j.stores.embedded.store import INDEX_DIR
 from hipporag_neo4j.stores.embedded.vector_index import (
     DEFAULT_PROBES,
@@ -25,6 +24,7 @@ from hipporag_neo4j.stores.embedded.vector_index import (
     fingerprint,
     list_count,
 )
+from hipporag_neo4j.stores.memory.knn import top_positions
 
 pytestmark = pytest.mark.unit
 

@@ -23,7 +23,7 @@ from hipporag_neo4j.stores.base import GraphStore
 READ_METHODS = frozenset(
     {
         "meta",
-        "pinned",
+        "view",
         "reembed_state",
         "pending_synonym_phrases",
         "list_passages",

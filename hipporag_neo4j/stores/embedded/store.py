@@ -699,17 +699,20 @@ class EmbeddedStore:
                 min_similarity,
                 exclude_ids,
                 self._passage_counts,
-                self._candidates("phrase", index.vectors),
+                self.candidates("phrase", index.vectors),
             )
 
-    def _candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
+    def candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
         """The IVF index's candidate rows for ``matrix`` when the vector search setting wants an index for
-        its size (:meth:`_vector_index`), else None (an exact scan)."""
-        ivf = self._vector_index(kind, matrix)
-        if ivf is None:
+        its size (:meth:`_vector_index`, found or trained on first use), else None (an exact scan)."""
+        if not self.vector_search.indexed(len(matrix)) or self._meta is None:
             return None
-        probes = self.vector_search.probes
-        return lambda m, v, k: ivf.search(m, v, k, probes)
+
+        def candidates(m: Matrix, v: Vector, k: int) -> np.ndarray | None:
+            ivf = self._vector_index(kind, m)
+            return None if ivf is None else ivf.search(m, v, k, self.vector_search.probes)
+
+        return candidates
 
     def _vector_index(self, kind: str, matrix: Matrix) -> IvfIndex | None:
         """The IVF index over ``matrix`` (phrase, fact or passage vectors of the current snapshot) when the
@@ -884,6 +887,11 @@ class EmbeddedStore:
                 with contextlib.suppress(OSError):  # not empty: files of the user's own
                     self.path.rmdir()
             return DropReport(removed=removed)
+
+    @property
+    def cache_lock(self) -> threading.RLock:
+        """The store's lock: it guards the snapshot's caches too."""
+        return self._lock
 
     def view(self) -> EmbeddedView:
         """The snapshot of the current graph version, for one query's reads."""

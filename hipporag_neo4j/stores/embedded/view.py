@@ -3,16 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
+from hipporag_neo4j.graph.joined import JoinedMatrix
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.stores.base import FactHit, GraphJoin, Matrix, PhraseHit, Vector, WalkParams
 from hipporag_neo4j.stores.memory import queries
-from hipporag_neo4j.stores.memory.graph import GraphSnapshot
+from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot
 from hipporag_neo4j.stores.memory.scores import PassageScores
 
-if TYPE_CHECKING:
-    from hipporag_neo4j.stores.embedded.store import EmbeddedStore
+
+class SnapshotSource(Protocol):
+    """What a view asks of the embedded store beside its snapshot (``EmbeddedStore``)."""
+
+    @property
+    def cache_lock(self) -> AbstractContextManager[Any]:
+        """Guards the snapshot's caches (PPR, factorisations, joined graphs)."""
+        ...
+
+    def candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None: ...
+
+    def fact_index(self, graph: GraphSnapshot) -> FactIndex: ...
+
+    def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix: ...
+
+    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]: ...
+
+    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]: ...
+
+    def passage_titles(self, ids: Sequence[str]) -> dict[str, str | None]: ...
 
 
 class EmbeddedView:
@@ -20,10 +40,14 @@ class EmbeddedView:
     passage searches and the walks answered by the in-process engine (:mod:`.memory.queries`); passage
     rows and exact names read from SQLite."""
 
-    def __init__(self, store: EmbeddedStore, graph: GraphSnapshot, version: int) -> None:
+    def __init__(self, store: SnapshotSource, graph: GraphSnapshot, version: int) -> None:
         self.store = store
         self.graph = graph
-        self.version = version
+        self._version = version
+
+    @property
+    def version(self) -> int:
+        return self._version
 
     def _counts(self, phrase_ids: set[str]) -> dict[str, int]:
         graph = self.graph
@@ -34,7 +58,7 @@ class EmbeddedView:
         self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
     ) -> list[list[PhraseHit]]:
         phrases = self.graph.phrases
-        candidates = self.store._candidates("phrase", phrases.vectors)
+        candidates = self.store.candidates("phrase", phrases.vectors)
         return queries.nearest_phrases(
             phrases, vectors, top_k, min_similarity, exclude_ids, self._counts, candidates
         )
@@ -46,20 +70,20 @@ class EmbeddedView:
         facts = self.store.fact_index(self.graph)
         if not len(facts.ids) or top_k <= 0:
             return []
-        candidates = self.store._candidates("fact", facts.vectors)
+        candidates = self.store.candidates("fact", facts.vectors)
         return queries.nearest_facts(facts, self.graph.phrases, vector, top_k, candidates)
 
     def dense_passage_scores(self, vector: Vector, limit: int) -> PassageScores:
         graph = self.graph
         candidates = None
         if len(graph.passage_ids) and limit * 16 <= len(graph.passage_ids):
-            candidates = self.store._candidates("passage", graph.passage_vectors)
+            candidates = self.store.candidates("passage", graph.passage_vectors)
         return queries.dense_passage_scores(
             graph.passage_ids, graph.passage_vectors, vector, limit, candidates
         )
 
     def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
-        return queries.personalized_pagerank(self.graph, self.store._lock, seeds, walk)
+        return queries.personalized_pagerank(self.graph, self.store.cache_lock, seeds, walk)
 
     def graph_passage_scores(
         self,
@@ -71,7 +95,7 @@ class EmbeddedView:
     ) -> PassageScores:
         joined = self.store.joined(self.graph, join, with_passages=False) if join is not None else None
         return queries.graph_passage_scores(
-            self.graph, self.store._lock, seeds, walk, limit, explain_phrases, joined
+            self.graph, self.store.cache_lock, seeds, walk, limit, explain_phrases, joined
         )
 
     def passage_node_scores(
@@ -85,7 +109,14 @@ class EmbeddedView:
     ) -> PassageScores | list[Any]:
         joined = self.store.joined(self.graph, join, with_passages=True) if join is not None else None
         return queries.passage_node_scores(
-            self.graph, self.store._lock, phrase_seeds, passage_seeds, walk, limit, explain_phrases, joined
+            self.graph,
+            self.store.cache_lock,
+            phrase_seeds,
+            passage_seeds,
+            walk,
+            limit,
+            explain_phrases,
+            joined,
         )
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:

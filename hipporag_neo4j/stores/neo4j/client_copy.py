@@ -42,11 +42,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.graph.ppr import (
-    node_strengths,
-    symmetric_adjacency,
-    transition_matrix,
-)
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.stores.base import (
     FactHit,
@@ -57,7 +52,7 @@ from hipporag_neo4j.stores.base import (
     Vector,
 )
 from hipporag_neo4j.stores.memory import delta, queries
-from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex, canonical_adjacency
 from hipporag_neo4j.stores.memory.scores import PassageScores
 from hipporag_neo4j.stores.memory.strings import StringTable
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
@@ -373,7 +368,8 @@ class ClientCopy:
     def _read_phrases(self, tx: CypherTransaction, view: View) -> None:
         self._count("phrases")
         row = tx.run("client_phrases", namespace=self.namespace)[0]
-        order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
+        # by the version that wrote each, then id: where a copy carried forward by that write put it
+        order = sorted(range(len(row["ids"])), key=lambda i: (row["written_in"][i], row["ids"][i]))
         ids = [str(row["ids"][i]) for i in order]
         names = [str(row["names"][i]) for i in order]
         no_vectors = np.zeros((len(ids), 0), dtype=np.float32)
@@ -407,9 +403,8 @@ class ClientCopy:
         n_phrases = len(phrases.ids)
         pos = {pid: i for i, pid in enumerate(phrases.ids)}
         mentions = tx.run("client_mentions", namespace=self.namespace)[0]
-        passage_list = sorted(
-            str(p) for p in tx.run("client_passage_ids", namespace=self.namespace)[0]["ids"]
-        )
+        found = tx.run("client_passage_ids", namespace=self.namespace)[0]
+        passage_list = [str(p) for _, p in sorted(zip(found["written_in"], found["ids"], strict=True))]
         passage_position = {pid: i for i, pid in enumerate(passage_list)}
         m_rows = [passage_position[str(p)] for p in mentions["passage_ids"]]
         m_cols = [pos[str(p)] for p in mentions["phrase_ids"]]
@@ -423,24 +418,22 @@ class ClientCopy:
             )
         )
         edges = tx.run("client_edges", namespace=self.namespace)[0]
-        sources = np.asarray([pos[str(s)] for s in edges["sources"]], dtype=np.int64)
-        targets = np.asarray([pos[str(t)] for t in edges["targets"]], dtype=np.int64)
-        weights = np.asarray(edges["weights"], dtype=np.float64)
-        adjacency = _compact(symmetric_adjacency(sources, targets, weights, n_phrases))
-        transition, _ = transition_matrix(adjacency)
-        transition = _compact(transition)
+        # relation edges first, then synonyms: each pair's entry summed as the embedded store sums it
+        order = np.argsort(~np.asarray(edges["relation"], dtype=bool), kind="stable")
+        sources = np.asarray([pos[str(s)] for s in edges["sources"]], dtype=np.int64)[order]
+        targets = np.asarray([pos[str(t)] for t in edges["targets"]], dtype=np.int64)[order]
+        weights = np.asarray(edges["weights"], dtype=np.float64)[order]
         n_relation = int(edges["relation_edges"] or 0)
-        view.graph = GraphSnapshot(
-            phrases=phrases,
-            passage_ids=StringTable.of(passage_list, searchable=True),
-            passage_vectors=np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32),
-            mentions=m,
-            passage_counts=np.bincount(m.indices, minlength=n_phrases).astype(np.int32),
-            adjacency=adjacency,
-            transition=transition,
-            strength=node_strengths(adjacency),
-            n_relation_edges=n_relation,
-            n_synonym_edges=len(sources) - n_relation,
+        adjacency = canonical_adjacency(sources, targets, weights, n_relation, n_phrases)
+        # transition matrix and strengths as the embedded store's build computes them
+        view.graph = GraphSnapshot.derived(
+            phrases,
+            StringTable.of(passage_list, searchable=True),
+            m,
+            np.bincount(m.indices, minlength=n_phrases).astype(np.int32),
+            adjacency,
+            n_relation,
+            len(sources) - n_relation,
         )
 
     def _read_facts(self, tx: CypherTransaction, view: View, dim: int) -> None:
@@ -522,10 +515,11 @@ class ClientCopy:
         synonyms: Sequence[tuple[str, str, float]],
     ) -> GraphSnapshot:
         """``old`` with the written rows, by the engine's one :func:`~.memory.delta.apply`: the new phrases
-        (sorted by id) and passages (in write order) after the old ones, one RELATION weight per new
-        (passage, fact) statement, the SYNONYM edges the write inserted."""
+        and passages after the old ones, by id (as :meth:`_read_graph` orders a read of the new version),
+        one RELATION weight per new (passage, fact) statement, the SYNONYM edges the write inserted."""
         held = old.phrases.ids
         added = sorted({p.id: p.name for p in phrases if held.find(p.id) is None}.items())
+        new = sorted(new, key=lambda r: r.passage.id)  # a read of the new version orders them by id
         relations: dict[tuple[str, str], int] = {}
         for record in new:
             for fact in {f.id: f for f in record.facts}.values():  # one statement per (passage, fact)
@@ -573,17 +567,17 @@ class ClientCopy:
         for record in new:
             for phrase_id in record.mentions:
                 counts[phrase_id] = counts.get(phrase_id, 0) + 1
-        if added:
-            pairs = sorted(
-                [*zip(held.ids, held.names, strict=True), *((p.id, p.name) for p in added.values())]
-            )
-            ids, names = [i for i, _ in pairs], [n for _, n in pairs]
+        if added:  # after the old ones, by id: where a read of the new version puts them
+            fresh = sorted(added)
+            names = [added[i].name for i in fresh]
             view.phrases = PhraseIndex(
-                StringTable.of(ids, searchable=True),
-                StringTable.of(names),
-                np.zeros((len(ids), 0), dtype=np.float32),
+                held.ids.extended(fresh),
+                held.names.extended(names),
+                np.zeros((len(held.ids) + len(fresh), 0), dtype=np.float32),
             )
-            view.by_name = {name: k for k, name in enumerate(names)}
+            by_name = dict(old.by_name or {})
+            by_name.update((name, len(held.ids) + k) for k, name in enumerate(names))
+            view.by_name = by_name
         else:
             view.phrases, view.by_name = held, old.by_name
             view.phrase_vectors = old.phrase_vectors

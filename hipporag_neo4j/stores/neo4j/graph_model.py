@@ -30,6 +30,7 @@ PROPERTY_KEYS: Final = (
     "embedding",
     "name",
     "passage_count",
+    "written_in",
     "subject_id",
     "predicate",
     "object_id",

@@ -93,7 +93,12 @@ def write_passages(
     phrase_rows = {p.id: {"id": p.id, "name": p.name, "embedding": vector_list(p.embedding)} for p in phrases}
     new_phrases = _created(
         tx.run_batched(
-            "write_phrases", "rows", list(phrase_rows.values()), namespace=namespace, **_labels("phrase", dim)
+            "write_phrases",
+            "rows",
+            list(phrase_rows.values()),
+            namespace=namespace,
+            version=version,
+            **_labels("phrase", dim),
         )
     )
     if outcome is not None:
@@ -122,7 +127,14 @@ def write_passages(
         }
         for r in new.values()
     ]
-    tx.run_batched("write_passages", "rows", passage_rows, namespace=namespace, **_labels("passage", dim))
+    tx.run_batched(
+        "write_passages",
+        "rows",
+        passage_rows,
+        namespace=namespace,
+        version=version,
+        **_labels("passage", dim),
+    )
 
     mention_rows = [
         {"passage_id": pid, "phrase_id": phrase_id, "count": int(count)}

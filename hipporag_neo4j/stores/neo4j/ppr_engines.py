@@ -53,7 +53,7 @@ from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
 from hipporag_neo4j.stores.memory import queries
 from hipporag_neo4j.stores.neo4j.aura import GdsSession, SessionError, SessionManager, session_graph_name
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy, Held, Reading
-from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind
+from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind, join_infix
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, Record
 
 T = TypeVar("T")
@@ -405,7 +405,12 @@ class LocalPpr:
         return joined
 
     def _phrase_scores(
-        self, graph: Held, seeds: dict[str, float], walk: WalkParams, joined: JoinedMatrix | None
+        self,
+        graph: Held,
+        seeds: dict[str, float],
+        walk: WalkParams,
+        joined: JoinedMatrix | None,
+        join: GraphJoin | None = None,
     ) -> np.ndarray:
         """PPR over the phrase graph (joined with your graph when ``joined`` is given)."""
         if joined is None:
@@ -413,7 +418,12 @@ class LocalPpr:
         return queries.joined_ppr(joined, graph.graph.phrase_reset(seeds), walk)
 
     def _walk_scores(
-        self, graph: Held, reset: np.ndarray, walk: WalkParams, joined: JoinedMatrix | None
+        self,
+        graph: Held,
+        reset: np.ndarray,
+        walk: WalkParams,
+        joined: JoinedMatrix | None,
+        join: GraphJoin | None = None,
     ) -> np.ndarray:
         """PPR over HippoRAG 2's phrase + passage graph (joined when ``joined`` is given)."""
         if joined is None:
@@ -441,7 +451,7 @@ class LocalPpr:
             return []
         graph = self.copy.held_graph(reading)
         joined = self._joined(graph, join, with_passages=False) if join is not None else None
-        ppr = self._phrase_scores(graph, seeds, walk, joined)
+        ppr = self._phrase_scores(graph, seeds, walk, joined, join)
         return list(graph.graph.rank_by_mentions(ppr, limit, explain_phrases))
 
     def passage_node_scores(
@@ -461,7 +471,7 @@ class LocalPpr:
         if reset.sum() <= 0:
             return []
         joined = self._joined(graph, join, with_passages=True) if join is not None else None
-        ppr = self._walk_scores(graph, reset, walk, joined)
+        ppr = self._walk_scores(graph, reset, walk, joined, join)
         return list(graph.graph.rank_passage_nodes(ppr, limit, explain_phrases))
 
 
@@ -541,26 +551,36 @@ class AuraPpr(LocalPpr):
             return local()
 
     def _phrase_scores(
-        self, graph: Held, seeds: dict[str, float], walk: WalkParams, joined: JoinedMatrix | None
+        self,
+        graph: Held,
+        seeds: dict[str, float],
+        walk: WalkParams,
+        joined: JoinedMatrix | None,
+        join: GraphJoin | None = None,
     ) -> np.ndarray:
         reset = graph.graph.phrase_reset(seeds)
         if reset.sum() <= 0:
             return np.zeros_like(reset)
-        kind = "phrases" + (f".{join_infix_of(joined)}" if joined is not None else "")
+        kind = "phrases" + (f".{join_infix(join)[:-1]}" if join is not None else "")
         adjacency = joined.adjacency if joined is not None else graph.graph.adjacency
         return self._or_local(
             lambda: self._in_session(kind, graph.version, adjacency, reset, walk),
-            lambda: super(AuraPpr, self)._phrase_scores(graph, seeds, walk, joined),
+            lambda: super(AuraPpr, self)._phrase_scores(graph, seeds, walk, joined, join),
         )
 
     def _walk_scores(
-        self, graph: Held, reset: np.ndarray, walk: WalkParams, joined: JoinedMatrix | None
+        self,
+        graph: Held,
+        reset: np.ndarray,
+        walk: WalkParams,
+        joined: JoinedMatrix | None,
+        join: GraphJoin | None = None,
     ) -> np.ndarray:
-        kind = "passages" + (f".{join_infix_of(joined)}" if joined is not None else "")
+        kind = "passages" + (f".{join_infix(join)[:-1]}" if join is not None else "")
         adjacency = joined.adjacency if joined is not None else graph.graph.passage_adjacency()
         return self._or_local(
             lambda: self._in_session(kind, graph.version, adjacency, reset, walk),
-            lambda: super(AuraPpr, self)._walk_scores(graph, reset, walk, joined),
+            lambda: super(AuraPpr, self)._walk_scores(graph, reset, walk, joined, join),
         )
 
     def _forget_session(self) -> None:
@@ -584,11 +604,6 @@ class AuraPpr(LocalPpr):
             self.session.close()
         self.session = None
         self.constructed.clear()
-
-
-def join_infix_of(joined: JoinedMatrix) -> str:
-    """A short, stable name part for the joined graph in a session (its version and size)."""
-    return f"joined{joined.n_base}x{len(joined.node_ids)}"
 
 
 def make_engine(

@@ -3,14 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from hipporag_neo4j.models import Passage
+from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import FactHit, GraphJoin, Matrix, PassageScore, PhraseHit, Vector, WalkParams
-from hipporag_neo4j.stores.neo4j.client_copy import Reading
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy, Reading
+from hipporag_neo4j.stores.neo4j.ppr_engines import PprEngine
 
-if TYPE_CHECKING:
-    from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+class ServerSource(Protocol):
+    """What a view asks of the Neo4j store (``Neo4jStore``): its settings, its in-process copy, its PPR
+    engine and the reads it answers from the server."""
+
+    settings: Neo4jSettings
+
+    @property
+    def copy(self) -> ClientCopy: ...
+
+    def ppr_engine(self) -> PprEngine: ...
+
+    def nearest_phrases(
+        self, vectors: Matrix, top_k: int, min_similarity: float, exclude_ids: Sequence[str] | None = None
+    ) -> list[list[PhraseHit]]: ...
+
+    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]: ...
+
+    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]: ...
+
+    def dense_passage_scores(self, vector: Vector, limit: int) -> Sequence[PassageScore]: ...
+
+    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]: ...
+
+    def passage_count(self) -> int: ...
 
 
 class Neo4jView:
@@ -20,7 +45,7 @@ class Neo4jView:
     version (read once, kept for the next queries at that version). With ``neo4j.vector_search =
     index`` the vector searches are the server's (its vector indexes at the server's current state)."""
 
-    def __init__(self, store: Neo4jStore, reading: Reading) -> None:
+    def __init__(self, store: ServerSource, reading: Reading) -> None:
         self.store = store
         self.reading = reading
 
