@@ -5,7 +5,7 @@ The integration part builds the demo store once (recorded OpenIE, the real all-M
 the demo's graph of accounts linked with SAME_AS, and one passage whose text is an XSS attempt) and runs
 the real ``hipporag-neo4j serve`` over it on a free loopback port.
 
-This file holds the browser tests; the rest of tests/test_explorer.py is in
+Split by tier from the former tests/test_explorer.py: this file holds the browser tests; the rest is in
 tests/unit/server/test_explorer.py, tests/integration/test_explorer.py.
 """
 

@@ -6,7 +6,8 @@ from one block to the next as it does for a reader. Shell blocks run in bash wit
 `hipporag-neo4j` being this checkout's CLI on this interpreter; Python blocks are executed. A block that
 needs what a test cannot have (a Neo4j server, an LLM, Docker, the network, a long-running server) carries
 `<!-- needs: WHAT -->` on the line before it and is skipped with that reason; `needs: ci` blocks must be
-what `.ci/run` itself runs, word for word, and the quick start's blocks (marked as run by tests/test_wheel.py)
+what `.ci/run` itself runs, word for word, and the quick start's blocks (marked as run by
+tests/e2e/test_wheel.py)
 run there, in a fresh venv with the wheel.
 """
 

@@ -142,7 +142,7 @@ def test_the_readme_quick_start_runs_word_for_word(wheel: Path, tmp_path: Path) 
     the wheel's path (the package is not on PyPI yet)."""
     from tests.support.readme import README, blocks
 
-    quick = [b for b in blocks(README) if b.needs and "tests/test_wheel.py" in b.needs]
+    quick = [b for b in blocks(README) if b.needs and "tests/e2e/test_wheel.py" in b.needs]
     assert [b.needs.split()[0] for b in quick if b.needs] == ["network", "wheel"], quick
     install, use = (b.body for b in quick)
     assert "python3 -m venv .venv" in install and "'hipporag-neo4j[documents]'" in install

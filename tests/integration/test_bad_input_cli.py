@@ -63,7 +63,8 @@ def test_a_folder_of_bad_inputs_reports_each_and_indexes_the_rest(tmp_path: Path
     (docs / "notes.docx").write_bytes(b"PK")  # a DOCX that is not one
     (docs / ".hidden.txt").write_text("never read", encoding="utf-8")
 
-    # the chunk limit is off by default (tests/test_long_documents.py indexes a long text); set, it refuses
+    # the chunk limit is off by default (tests/integration/test_long_documents.py indexes a long text);
+    # set, it refuses
     result = cli(
         "--store",
         str(tmp_path / "s"),

@@ -2,7 +2,8 @@
 the settings under the names the variables use, each over the defaults and under .env, the environment
 and the options; ``doctor`` says which file and which variables set what; a wrong key is named.
 
-This file holds the CLI test; the rest of tests/test_config_file.py is in tests/unit/test_config_file.py.
+Split by tier from the former tests/test_config_file.py: this file holds the CLI test; the rest is in
+tests/unit/test_config_file.py.
 """
 
 from __future__ import annotations

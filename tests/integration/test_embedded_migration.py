@@ -2,7 +2,8 @@
 tables) to version 2 (integer keys in insertion order), on open.
 
 The version-1 store is written by the release before the change itself: its package, taken from git
-(``git archive``), runs ``tests/migration_worker.py`` in a subprocess. The same worker, run by this code,
+(``git archive``), runs ``tests/support/migration_worker.py`` in a subprocess. The same worker, run by this
+code,
 reads the upgraded store and a store it wrote itself: every read must give the same answer.
 """
 

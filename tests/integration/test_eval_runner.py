@@ -94,7 +94,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> tuple[Ev
     paths = write_benchmark(directory)
     corpus, questions = load_corpus(paths["corpus"]), load_questions(paths["questions"])
     # the walk's own reach, which these hand-computed figures are about: no passages filled from dense
-    # (tests/test_query_many.py drives the filling)
+    # (tests/integration/test_query_many.py drives the filling)
     memory = _memory(directory / "s", minilm, retrieval={"fill_from_dense": False})
     try:
         indexed = index_corpus(memory, corpus, paths["openie"])

@@ -5,8 +5,8 @@ The integration part builds the demo store once (recorded OpenIE, the real all-M
 the demo's graph of accounts linked with SAME_AS, and one passage whose text is an XSS attempt) and runs
 the real ``hipporag-neo4j serve`` over it on a free loopback port.
 
-This file holds the reads and the API over serve; the rest of tests/test_explorer.py is in
-tests/unit/server/test_explorer.py, tests/e2e/test_explorer_browser.py.
+Split by tier from the former tests/test_explorer.py: this file holds the reads and the API over serve;
+the rest is in tests/unit/server/test_explorer.py, tests/e2e/test_explorer_browser.py.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ A folder without a store, the MCP tools' arguments against their documentation, 
 heading, the query output's layout, the CLI's messages and options, the benchmark's missing-data message,
 and `eval` indexing only its corpus.
 
-This file holds the tests on an indexed store; the rest of tests/test_newcomer_defects.py is in
-tests/unit/cli/test_newcomer_defects.py.
+Split by tier from the former tests/test_newcomer_defects.py: this file holds the tests on an indexed
+store; the rest is in tests/unit/cli/test_newcomer_defects.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The REST API as clients use it: a real uvicorn process on 127.0.0.1, requests with httpx.
 
-Most tests run the real app with test components (tests/server_harness.py: hash embedder, table
+Most tests run the real app with test components (tests/support/server_harness.py: hash embedder, table
 extraction, gates the test opens); the last one runs `hipporag-neo4j serve` with the real models.
 """
 

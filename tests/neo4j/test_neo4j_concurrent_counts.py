@@ -4,8 +4,8 @@ reports add up to what the store holds. Before, a run also counted the phrases i
 the other run stored between that check and its write. Real embedder and spaCy, embedded store on disk;
 the other run is made to write exactly in that gap.
 
-This file holds the Neo4j test; the rest of tests/test_concurrent_counts.py is in
-tests/integration/test_concurrent_counts.py.
+Split by tier from the former tests/test_concurrent_counts.py: this file holds the Neo4j test; the rest is
+in tests/integration/test_concurrent_counts.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The store half runs on the embedded store everywhere and on Neo4j where a server is reachable; the CLI
 half on the embedded store with the real model, as a user runs it.
 
-This file holds the Neo4j-only test; the rest of tests/test_drop.py is in tests/integration/test_drop.py.
+Split by tier from the former tests/test_drop.py: this file holds the Neo4j-only test; the rest is in
+tests/integration/test_drop.py.
 """
 
 from __future__ import annotations

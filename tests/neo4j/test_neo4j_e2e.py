@@ -1,7 +1,7 @@
 """The whole product on a live Neo4j, as a user drives it: the real CLI entry point (click's runner on
 ``hipporag_neo4j.cli.main.main``, or a subprocess for ``serve`` and ``mcp``) with ``--neo4j-uri`` and a
 namespace of its own, the real embedder (all-MiniLM-L6-v2) and spaCy extraction; the LLM path through
-the replay server (tests/llm_replay.py). Every test's namespace is deleted after it (conftest).
+the replay server (tests/support/llm_replay.py). Every test's namespace is deleted after it (conftest).
 """
 
 from __future__ import annotations

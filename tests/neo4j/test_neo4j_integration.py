@@ -1,6 +1,7 @@
 """The Neo4j store against a real server (testcontainers or HIPPORAG_TEST_NEO4J_URI; skipped without).
 
-The protocol's behaviour is asserted by tests/test_store_conformance.py on both stores; this module
+The protocol's behaviour is asserted by tests/integration/test_store_conformance.py on both stores; this
+module
 covers what only Neo4j has: schema and capabilities, namespaces sharing a database, the GDS projection
 catalog (versions, kinds, dropped on close), both GDS PageRank forms against the in-process engine
 (tiny seed weights included), HippoRAG 2's walk on every engine, exact vector scores, vector-index

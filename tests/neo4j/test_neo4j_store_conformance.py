@@ -2,8 +2,8 @@
 
 Runs on the embedded store everywhere, and on Neo4j where a server is reachable (see neo4j_support.py).
 
-This file holds the Neo4j-only tests (a live server, both engines); the rest of
-tests/test_store_conformance.py is in tests/integration/test_store_conformance.py.
+Split by tier from the former tests/test_store_conformance.py: this file holds the Neo4j-only tests (a
+live server, both engines); the rest is in tests/integration/test_store_conformance.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Importing pre-extracted OpenIE (HippoRAG JSON and JSONL) and replaying it as an Extractor.
 
-This file holds the MuSiQue file; the rest of tests/test_recorded_extraction.py is in
-tests/unit/extraction/test_recorded_extraction.py.
+Split by tier from the former tests/test_recorded_extraction.py: this file holds the MuSiQue file; the
+rest is in tests/unit/extraction/test_recorded_extraction.py.
 """
 
 from __future__ import annotations

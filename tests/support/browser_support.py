@@ -1,5 +1,6 @@
 """Debian's Chromium driven by Playwright through its executable path (never a downloaded browser): the one
-launcher the browser tests (tests/test_explorer.py, tests/test_neo4j_browser.py, through conftest's
+launcher the browser tests (tests/e2e/test_explorer_browser.py, tests/e2e/test_neo4j_browser.py, through
+tests/e2e/conftest.py's
 ``chromium`` fixture) and scripts/explorer_screenshots.py share."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The process the reliability tests kill, run side by side, and read from.
 
-    python tests/reliability_worker.py index STORE [--kill-after write_passages:3] [--slow 0.01]
-    python tests/reliability_worker.py read STORE --seconds 5
-    python tests/reliability_worker.py reembed STORE --dim 8 [--kill-after set_embeddings:2]
+    python tests/support/reliability_worker.py index STORE [--kill-after write_passages:3] [--slow 0.01]
+    python tests/support/reliability_worker.py read STORE --seconds 5
+    python tests/support/reliability_worker.py reembed STORE --dim 8 [--kill-after set_embeddings:2]
 
 STORE is an embedded store's folder, or ``neo4j`` for the server and namespace named by the
-HIPPORAG_NEO4J_* environment variables (tests/test_neo4j_e2e.py).
+HIPPORAG_NEO4J_* environment variables (tests/neo4j/test_neo4j_e2e.py).
 
 ``index`` indexes :func:`corpus` in batches of :data:`BATCH` with the fake embedder and extractor of
 ``fakes.py`` (no model, seconds per run) and prints its report as JSON. ``--kill-after CALL:N`` sends

@@ -109,7 +109,7 @@ def _floor(unit: str) -> int:
     for level, units in enumerate(FLOORS):
         if unit in units:
             return level
-    raise AssertionError(f"{unit} is on no floor: add it to FLOORS in tests/test_layout.py")
+    raise AssertionError(f"{unit} is on no floor: add it to FLOORS in tests/unit/test_layout.py")
 
 
 def graph() -> dict[str, set[str]]:

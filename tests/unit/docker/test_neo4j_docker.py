@@ -70,7 +70,7 @@ def test_the_docs_say_what_neo4j_plugins_does_and_claim_no_unsourced_bundling() 
     readme = (DOCKER / "README.md").read_text(encoding="utf-8")
     compose = (DOCKER / "docker-compose.yml").read_text(encoding="utf-8")
     workflow = WORKFLOW.read_text(encoding="utf-8")
-    support = (REPO / "tests" / "neo4j_support.py").read_text(encoding="utf-8")
+    support = (REPO / "tests" / "support" / "neo4j_support.py").read_text(encoding="utf-8")
     for text in (readme, compose, support):
         assert "since 2025.05" not in text and "APOC under products/" not in text
     assert "labs/" in readme and "products/" in readme  # APOC core under labs/, GDS under products/

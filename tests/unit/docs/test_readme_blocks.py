@@ -6,20 +6,21 @@ from one block to the next as it does for a reader. Shell blocks run in bash wit
 `hipporag-neo4j` being this checkout's CLI on this interpreter; Python blocks are executed. A block that
 needs what a test cannot have (a Neo4j server, an LLM, Docker, the network, a long-running server) carries
 `<!-- needs: WHAT -->` on the line before it and is skipped with that reason; `needs: ci` blocks must be
-what `.ci/run` itself runs, word for word, and the quick start's blocks (marked as run by tests/test_wheel.py)
+what `.ci/run` itself runs, word for word, and the quick start's blocks (marked as run by
+tests/e2e/test_wheel.py)
 run there, in a fresh venv with the wheel.
 
-This file holds the checks of the blocks' markers and of the runner; the rest of tests/test_readme.py is
-in tests/e2e/test_readme.py.
+Split by tier from the former tests/test_readme.py: this file holds the checks of the blocks' markers and
+of the runner; the rest is in tests/e2e/test_readme.py.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import readme
 from tests.support.readme import DOCS, NEEDS, NOT_RUN, PYTHON, README, ROOT, SHELL, _run_file, blocks
 
 
@@ -54,6 +55,6 @@ def test_a_failing_command_fails_the_test(
 ) -> None:
     doc = tmp_path / "doc.md"
     doc.write_text("```bash\necho one\nfalse\necho never\n```\n", encoding="utf-8")
-    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(readme, "ROOT", tmp_path)  # where Block.where and _run_file read it
     with pytest.raises(AssertionError, match=r"doc.md:1 failed \(exit 1\)"):
         _run_file(doc, tmp_path / "work", monkeypatch, capsys)

@@ -3,7 +3,7 @@
 Unit tests on fake backends and a fake clock (each fake encode advances it by a cost per text): the
 decision rule, the alternated rounds, the decision kept beside the ONNX models and reused, measured again
 when its key changes, and no measurement at all where only one backend can serve. The real measurement
-with both backends is in tests/test_embedding_onnx.py.
+with both backends is in tests/integration/test_embedding_onnx.py.
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def test_the_readme_shows_what_doctor_prints() -> None:
     readme = squash(AURA_DOC.read_text(encoding="utf-8"))
     for case in CASES:
         assert squash(doctor_store_line(case)) in readme, (
-            f"docs/aura.md's doctor output for {case.title!r} is stale: run tests/doctor_examples.py"
+            f"docs/aura.md's doctor output for {case.title!r} is stale: run tests/support/doctor_examples.py"
         )
     assert re.search(r"hipporag-neo4j aura sessions list", readme)
 

@@ -1,6 +1,6 @@
 """The Neo4j store's in-process copy (stores/neo4j/client_copy.py) against the emulated server: read once
 per graph version, vectors kept by id, a read that saw a concurrent commit used once, and the answers of
-the embedded store's arithmetic (the live comparison is tests/test_neo4j_same_answers.py)."""
+the embedded store's arithmetic (the live comparison is tests/neo4j/test_neo4j_same_answers.py)."""
 
 from __future__ import annotations
 

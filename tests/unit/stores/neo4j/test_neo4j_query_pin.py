@@ -1,7 +1,7 @@
 """The Neo4j store's query pin (``Neo4jStore.pinned``, ``client_copy.QueryPin``): one version check per
 query instead of one per store call, passage rows held per graph version, and the semantics that must
 hold around it (a write between queries seen by the next one, queries in threads pinned apart, the GDS
-projections kept warm), against the emulated server (tests/neo4j_fake.py)."""
+projections kept warm), against the emulated server (tests/support/neo4j_fake.py)."""
 
 from __future__ import annotations
 
