@@ -882,42 +882,6 @@ class FakeServer:
         scored.sort(key=lambda h: (-h[1], h[0].iid))
         return scored[:fetch]
 
-    def _vector_phrases(self, name: str, p: dict[str, Any]) -> Records:
-        rescored = RESCORE in self.text(name)
-        out = []
-        for row in p["rows"]:
-            hits = self._index("Phrase", row["vector"], p["fetch"])
-            matches = []
-            for node, approx in hits:
-                if node.namespace != p["namespace"] or node.props["id"] == row["exclude_id"]:
-                    continue
-                score = self.exact(node.props["embedding"], row["vector"]) if rescored else approx
-                if score >= p["min_score"]:
-                    passage_count = sum(1 for (_, q) in self.graph.mentions if q == node.iid)
-                    matches.append(
-                        {
-                            "id": node.props["id"],
-                            "name": node.props["name"],
-                            "passage_count": passage_count,
-                            "score": score,
-                        }
-                    )
-            out.append(
-                {
-                    "row_index": row["index"],
-                    "fetched": len(hits),
-                    "lowest_score": min((s for _, s in hits), default=1.0),
-                    "matches": matches,
-                }
-            )
-        return out
-
-    def q_vector_phrases(self, p: dict[str, Any]) -> Records:
-        return self._vector_phrases("vector_phrases", p)
-
-    def q_vector_phrases_search(self, p: dict[str, Any]) -> Records:
-        return self._vector_phrases("vector_phrases_search", p)
-
     def _vector_passages(self, name: str, p: dict[str, Any]) -> Records:
         rescored = RESCORE in self.text(name)
         hits = self._index("Passage", p["vector"], p["fetch"])
@@ -933,9 +897,6 @@ class FakeServer:
 
     def q_vector_passages(self, p: dict[str, Any]) -> Records:
         return self._vector_passages("vector_passages", p)
-
-    def q_vector_passages_search(self, p: dict[str, Any]) -> Records:
-        return self._vector_passages("vector_passages_search", p)
 
     def _vector_facts(self, p: dict[str, Any]) -> Records:
         hits = self._index("Fact", p["vector"], p["fetch"])
