@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.llm_replay import llm_server  # noqa: F401  (the replay-server fixture, for every tier)
 from tests.support.tiers import FAST_TIERS, TESTS, TIERS, tier_of
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,6 @@ from tests.support.llm_replay import ReplayServer, Reply
 
 pytestmark = pytest.mark.integration
 
-llm_server = llm_replay.llm_server
 
 NER = "extract named entities from the given paragraph"
 OPENIE = "RDF (Resource Description Framework) graph"

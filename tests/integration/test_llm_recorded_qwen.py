@@ -20,12 +20,10 @@ from hipporag_neo4j.extraction.llm_extractor import LLMExtractor
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_report
 from hipporag_neo4j.models import Extraction, Passage, PassageInput, Triple
-from tests.support import llm_replay
 from tests.support.llm_replay import DATA_DIR, ReplayServer, llm_settings
 
 pytestmark = pytest.mark.integration
 
-llm_server = llm_replay.llm_server
 
 NER = "extract named entities from the given paragraph"
 OPENIE = "RDF (Resource Description Framework) graph"

@@ -26,7 +26,6 @@ from tests.support.server_support import ServerProcess, chain_corpus, harness, w
 pytestmark = pytest.mark.integration
 
 KEY = {"X-API-Key": "test-key"}
-llm_server = llm_replay.llm_server
 
 
 @pytest.fixture

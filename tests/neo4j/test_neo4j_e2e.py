@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from hipporag_neo4j.cli.main import MODES, STRATEGIES, main
 from hipporag_neo4j.stores.neo4j.cypher import load_query, query_names
-from tests.support.llm_replay import MODEL, ReplayServer, Reply, llm_server  # noqa: F401 (fixture)
+from tests.support.llm_replay import MODEL, ReplayServer, Reply
 from tests.support.neo4j_support import (
     namespace_dump,
     neo4j_env,
@@ -138,7 +138,7 @@ def test_index_query_every_mode_list_reindex_delete_reembed_doctor(cli: Cli, tmp
 def test_every_strategy_through_the_replayed_llm(
     cli: Cli,
     tmp_path: Path,
-    llm_server: ReplayServer,  # noqa: F811
+    llm_server: ReplayServer,
 ) -> None:
     cli.json("index", str(write_docs(tmp_path / "docs")), "--extractor", "spacy")
     llm = ["--llm-model", MODEL, "--llm-base-url", llm_server.base_url]

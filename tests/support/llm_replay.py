@@ -8,7 +8,7 @@ exchanges from ``tests/data/llm/*.json`` (``{"status", "headers", "body"}``) or 
 in ``unmatched``. Every request is recorded (``requests``), and the most requests in flight at once is kept
 (``max_in_flight``).
 
-Use the ``llm_server`` fixture (``from tests.support.llm_replay import llm_server``) and :func:`llm_settings`.
+Use the ``llm_server`` fixture (tests/conftest.py makes it every test's) and :func:`llm_settings`.
 """
 
 from __future__ import annotations

@@ -14,12 +14,10 @@ from hipporag_neo4j.extraction.llm_extractor import CUT_SHORT, LLMExtractor, LLM
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.llm.jsonparse import parse_json_object
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure, Triple
-from tests.support import llm_replay
 from tests.support.llm_replay import ReplayServer, Reply, llm_settings
 
 pytestmark = pytest.mark.unit
 
-llm_server = llm_replay.llm_server  # the replay-server fixture
 
 NER = "extract named entities from the given paragraph"
 OPENIE = "RDF (Resource Description Framework) graph"

@@ -12,12 +12,10 @@ from hipporag_neo4j.errors import ConfigError, LLMError, LLMOutputError
 from hipporag_neo4j.llm.cache import ResponseCache
 from hipporag_neo4j.llm.client import PLACEHOLDER_API_KEY, ChatResult, LLMClient, retry_after_seconds
 from hipporag_neo4j.settings import LLMSettings
-from tests.support import llm_replay
 from tests.support.llm_replay import ReplayServer, Reply, llm_settings
 
 pytestmark = pytest.mark.unit
 
-llm_server = llm_replay.llm_server  # the replay-server fixture
 
 HELLO = [{"role": "user", "content": "Say hello"}]
 

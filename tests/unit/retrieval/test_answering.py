@@ -9,12 +9,10 @@ from hipporag_neo4j.extraction.prompts import qa_messages
 from hipporag_neo4j.llm.client import LLMClient
 from hipporag_neo4j.models import Passage, Usage
 from hipporag_neo4j.retrieval.answering import answer_question, parse_answer
-from tests.support import llm_replay
 from tests.support.llm_replay import ReplayServer, llm_settings
 
 pytestmark = pytest.mark.unit
 
-llm_server = llm_replay.llm_server  # the replay-server fixture
 
 QA = "reading comprehension assistant"
 PASSAGES = [

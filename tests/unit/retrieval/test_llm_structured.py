@@ -21,12 +21,10 @@ from hipporag_neo4j.retrieval.clues import draft_clues
 from hipporag_neo4j.retrieval.recognition import LLMFactFilter
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.base import FactHit
-from tests.support import llm_replay
 from tests.support.llm_replay import ReplayServer, Reply, llm_settings
 
 pytestmark = pytest.mark.unit
 
-llm_server = llm_replay.llm_server
 
 NER = "extract named entities from the given paragraph"
 OPENIE = "RDF (Resource Description Framework) graph"
