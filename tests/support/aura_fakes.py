@@ -9,7 +9,7 @@ from hipporag_neo4j.stores.neo4j.aura import (
     SessionError,
     SessionSummary,
 )
-from tests.support.neo4j_fake import pregel_pagerank
+from tests.support.neo4j_emulation import pregel_pagerank
 
 
 class FakeSession:

@@ -1,5 +1,5 @@
 """What ``hipporag-neo4j doctor`` prints for the store on each kind of server, from the real doctor code
-with the fake driver programmed with each capability set (``tests/neo4j_fake.server``).
+with the fake driver programmed with each capability set (``tests/support/neo4j_fake.server``).
 
 docs/aura.md shows these lines; ``tests/unit/stores/neo4j/test_aura_doctor.py`` fails when they drift.
 Regenerate them with ``PYTHONPATH=. python tests/support/doctor_examples.py``. The version numbers are

@@ -17,7 +17,8 @@ from hipporag_neo4j.stores.neo4j.projection import (
     ProjectionKind,
 )
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
-from tests.support.neo4j_fake import FakeDriver, FakeGraph, FakeServer, server
+from tests.support.neo4j_emulation import FakeGraph, FakeServer
+from tests.support.neo4j_fake import FakeDriver, server
 
 NS = "kb"
 

@@ -19,7 +19,8 @@ from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, Projection
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 from tests.support.aura_fakes import FakeSessions
-from tests.support.neo4j_fake import FakeDriver, FakeGraph, FakeServer
+from tests.support.neo4j_emulation import FakeGraph, FakeServer
+from tests.support.neo4j_fake import FakeDriver
 
 pytestmark = pytest.mark.unit
 

@@ -23,6 +23,7 @@ from hipporag_neo4j.stores.neo4j.aura import (
 from hipporag_neo4j.stores.neo4j.capabilities import decide
 from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr
 from tests.support.aura_fakes import FakeSessions
+from tests.support.neo4j_emulation import FakeServer
 from tests.support.neo4j_engines import (
     DAMPING,
     NS,
@@ -35,7 +36,6 @@ from tests.support.neo4j_engines import (
     reference_scores,
     store_on,
 )
-from tests.support.neo4j_fake import FakeServer
 
 pytestmark = pytest.mark.unit
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.support.neo4j_emulation import FakeGraph, FakeServer
 from tests.support.neo4j_engines import (
     DAMPING,
     NS,
@@ -16,7 +17,6 @@ from tests.support.neo4j_engines import (
     unit,
     with_vectors,
 )
-from tests.support.neo4j_fake import FakeGraph, FakeServer
 
 pytestmark = pytest.mark.unit
 

@@ -22,6 +22,7 @@ from hipporag_neo4j.stores.neo4j.projection import (
     graph_prefix,
     namespace_prefix,
 )
+from tests.support.neo4j_emulation import FakeGraph, FakeServer, pregel_pagerank
 from tests.support.neo4j_engines import (
     DAMPING,
     NS,
@@ -34,7 +35,7 @@ from tests.support.neo4j_engines import (
     reference_scores,
     store_on,
 )
-from tests.support.neo4j_fake import FakeDriver, FakeGraph, FakeServer, pregel_pagerank
+from tests.support.neo4j_fake import FakeDriver
 
 pytestmark = pytest.mark.unit
 

@@ -17,8 +17,9 @@ from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.neo4j.client_copy import PassageRows
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
 from tests.support.fakes import FixedQueryNER, HashEmbedder
+from tests.support.neo4j_emulation import FakeGraph, FakeServer
 from tests.support.neo4j_engines import DAMPING, NS, PHRASE_SEEDS, corpus, store_on, unit, with_vectors
-from tests.support.neo4j_fake import FakeDriver, FakeGraph, FakeServer
+from tests.support.neo4j_fake import FakeDriver
 
 pytestmark = pytest.mark.unit
 

@@ -44,7 +44,8 @@ from hipporag_neo4j.stores.neo4j.cypher import (
 )
 from hipporag_neo4j.stores.neo4j.projection import graph_name
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, batches
-from tests.support.neo4j_fake import FakeDriver, FakeGraph, FakeProjection, FakeServer, server
+from tests.support.neo4j_emulation import FakeGraph, FakeProjection, FakeServer
+from tests.support.neo4j_fake import FakeDriver, server
 from tests.support.neo4j_store_fakes import open_store, opened_driver, passage, settings, vec, write_driver
 
 pytestmark = pytest.mark.unit
