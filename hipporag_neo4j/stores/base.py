@@ -1,7 +1,8 @@
 """The store protocol: everything the pipeline asks of a graph store.
 
 The pipeline (indexing, retrieval, delete) talks only to this protocol; :mod:`.embedded` and
-:mod:`.neo4j` implement it, and ``tests/test_store_conformance.py`` asserts the same behaviour of both.
+:mod:`.neo4j` implement it, and ``tests/integration/test_store_conformance.py`` asserts the same behaviour of
+both.
 
 Graph model, shared by both stores:
 

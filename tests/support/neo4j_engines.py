@@ -1,0 +1,193 @@
+"""Shared test helpers."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from hipporag_neo4j.graph import ppr
+from hipporag_neo4j.settings import Neo4jSettings
+from hipporag_neo4j.stores.base import PassageScore
+from hipporag_neo4j.stores.neo4j import Neo4jStore
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
+from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr, PprEngine
+from hipporag_neo4j.stores.neo4j.projection import (
+    ProjectionCatalog,
+    ProjectionKind,
+)
+from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from tests.support.neo4j_emulation import FakeGraph, FakeServer
+from tests.support.neo4j_fake import FakeDriver, server
+
+NS = "kb"
+
+
+DAMPING = 0.5
+
+
+class Process:
+    """One process talking to the shared emulated server: its driver, runner, catalogs and engine."""
+
+    def __init__(self, srv: FakeServer, engine: str) -> None:
+        self.server = srv
+        self.driver = srv.install(FakeDriver())
+        self.runner = runner_for(self.driver)
+        self.catalogs: dict[ProjectionKind, ProjectionCatalog] = {}
+        self.engine: PprEngine
+        self.copy = ClientCopy(self.runner, NS)
+        if engine == "local":
+            self.engine = LocalPpr(self.runner, NS, self.copy)
+        else:
+            weighted = engine == "gds-weighted"
+            many_seeds = None if weighted else LocalPpr(self.runner, NS, self.copy)
+            self.engine = GdsPpr(self.runner, self.catalog, NS, weighted=weighted, many_seeds=many_seeds)
+
+    def catalog(self, kind: ProjectionKind) -> ProjectionCatalog:
+        if kind not in self.catalogs:
+            self.catalogs[kind] = ProjectionCatalog(self.runner, "neo4j", NS, kind)
+        return self.catalogs[kind]
+
+
+def corpus(seed: int = 7, n_phrases: int = 40, n_passages: int = 30) -> FakeGraph:
+    """A namespace with relations, synonyms, mention counts, an isolated phrase (mentioned, no edge),
+    and a neighbouring namespace whose phrases and passages must never show up."""
+    rng = np.random.default_rng(seed)
+    g = FakeGraph()
+    for i in range(n_phrases):
+        g.phrase(NS, f"ph{i:02d}", f"phrase {i:02d}")
+    g.phrase(NS, "lonely", "lonely phrase")
+    for j in range(n_passages):
+        g.passage(NS, f"p{j:02d}")
+        mentioned = sorted(rng.choice(n_phrases, size=int(rng.integers(2, 5)), replace=False))
+        for i in mentioned:
+            g.mention(NS, f"p{j:02d}", f"ph{i:02d}", int(rng.integers(1, 3)))
+        for a, b in itertools.pairwise(mentioned):
+            g.relation(NS, f"ph{a:02d}", f"ph{b:02d}", float(rng.integers(1, 4)))
+    g.mention(NS, "p00", "lonely", 1)
+    for _ in range(6):
+        a, b = sorted(rng.choice(n_phrases, size=2, replace=False))
+        g.synonym(NS, f"ph{a:02d}", f"ph{b:02d}", float(rng.uniform(0.8, 1.0)))
+    for i in range(5):  # the neighbour: same ids, other namespace
+        g.phrase("other", f"ph{i:02d}", f"other {i}")
+        g.passage("other", f"p{i:02d}")
+        g.mention("other", f"p{i:02d}", f"ph{i:02d}", 3)
+        if i:
+            g.relation("other", f"ph{i - 1:02d}", f"ph{i:02d}", 5.0)
+    return g
+
+
+def reference_scores(
+    g: FakeGraph, seeds: dict[str, float], passage_seeds: dict[str, float] | None = None
+) -> dict[tuple[str, str], float]:
+    """PPR (igraph semantics, converged) over the namespace's phrases, plus its passages (MENTIONS
+    weight 1) when ``passage_seeds`` is given; keys (label, id)."""
+    nodes = [("Phrase", n.iid) for n in g.of("Phrase", NS)]
+    if passage_seeds is not None:
+        nodes += [("Passage", n.iid) for n in g.of("Passage", NS)]
+    index = {iid: i for i, (_, iid) in enumerate(nodes)}
+    edges = [(s, t, w) for s, t, w in g.phrase_edges(NS)]
+    if passage_seeds is not None:
+        edges += [(d, q, 1.0) for (d, q) in g.mentions if d in index and q in index]
+    adjacency = ppr.symmetric_adjacency(
+        np.array([index[s] for s, _, _ in edges], dtype=np.int64),
+        np.array([index[t] for _, t, _ in edges], dtype=np.int64),
+        np.array([w for _, _, w in edges], dtype=np.float64),
+        len(nodes),
+    )
+    transition, dangling = ppr.transition_matrix(adjacency)
+    reset = np.zeros(len(nodes))
+    for label, weights in (("Phrase", seeds), ("Passage", passage_seeds or {})):
+        for node_id, w in weights.items():
+            iid = g.iid(label, NS, node_id)
+            if iid is not None and iid in index and w > 0:
+                reset[index[iid]] += w
+    scores = ppr.personalized_pagerank(transition, dangling, reset, DAMPING, 2000, 1e-15)
+    return {(label, g.nodes[iid].props["id"]): float(scores[index[iid]]) for label, iid in nodes}
+
+
+def reference_passage_scores(g: FakeGraph, seeds: dict[str, float], limit: int) -> list[tuple[str, float]]:
+    scores = reference_scores(g, seeds)
+    totals: dict[str, float] = {}
+    for (d, q), count in g.mentions.items():
+        if g.nodes[d].namespace == NS:
+            pid = g.nodes[d].props["id"]
+            totals[pid] = totals.get(pid, 0.0) + scores[("Phrase", g.nodes[q].props["id"])] * count
+    ranked = sorted(((p, s) for p, s in totals.items() if s > 0), key=lambda ps: (-ps[1], ps[0]))
+    return ranked[:limit]
+
+
+def reference_passage_nodes(
+    g: FakeGraph, phrase_seeds: dict[str, float], passage_seeds: dict[str, float], limit: int, explain: int
+) -> list[PassageScore]:
+    scores = reference_scores(g, phrase_seeds, passage_seeds)
+    passages = sorted(
+        ((node_id, s) for (label, node_id), s in scores.items() if label == "Passage" and s > 0),
+        key=lambda ps: (-ps[1], ps[0]),
+    )[:limit]
+    out = []
+    for pid, s in passages:
+        d = g.iid("Passage", NS, pid)
+        assert d is not None
+        mine = sorted(
+            (
+                (g.nodes[q].props["name"], scores[("Phrase", g.nodes[q].props["id"])])
+                for q in g.mentioned_by(d)
+                if scores[("Phrase", g.nodes[q].props["id"])] > 0
+            ),
+            key=lambda ns: (-ns[1], ns[0]),
+        )
+        out.append(PassageScore(pid, s, mine[:explain]))
+    return out
+
+
+PHRASE_SEEDS = {"ph03": 0.5, "ph17": 0.3, "lonely": 0.2, "nope": 0.4}
+
+
+PASSAGE_SEEDS = {"p04": 0.05, "p11": 0.02, "p29": 0.01, "missing": 0.03}
+
+
+def store_on(
+    srv: FakeServer, *, gds: str | None = "2.17.0", version: str = "2025.04.0", **kw: Any
+) -> Neo4jStore:
+    driver = server(FakeDriver(), version=version, gds=gds)
+    if gds is not None:
+        # these tests are about the GDS engines: auto would run a graph this small in process
+        kw.setdefault("ppr_engine", "gds")
+    meta = {"schema_version": 1, "embedding_model": "m", "embedding_dim": 3, "graph_version": 1}
+    driver.on("meta_read", [meta])
+    driver.on("schema_vector_index_dimensions", [])
+    srv.install(driver)
+    store = Neo4jStore(settings(**kw), driver=driver)  # type: ignore[arg-type]
+    store.open("m", 3)
+    return store
+
+
+def runner_for(driver: FakeDriver) -> CypherRunner:
+    return CypherRunner(
+        driver,  # type: ignore[arg-type]
+        "neo4j",
+        batch_size=500,
+        max_retries=3,
+        sleep=lambda _: None,
+        jitter=lambda: 0.0,
+    )
+
+
+def settings(**kw: Any) -> Neo4jSettings:
+    return Neo4jSettings(uri="neo4j://localhost:7687", namespace=NS, **kw)
+
+
+def unit(*values: float) -> list[float]:
+    v = np.asarray(values, dtype=np.float64)
+    return [float(x) for x in v / np.linalg.norm(v)]
+
+
+def with_vectors(g: FakeGraph) -> FakeGraph:
+    """Give every phrase and passage of the namespace a 3-d vector (the corpus has none)."""
+    rng = np.random.default_rng(3)
+    for node in g.nodes.values():
+        if node.namespace == NS and node.label in ("Phrase", "Passage"):
+            node.props["embedding"] = unit(*rng.standard_normal(3))
+    return g
