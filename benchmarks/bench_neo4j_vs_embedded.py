@@ -73,7 +73,7 @@ from hipporag_neo4j.extraction.recorded import load_recorded_extraction
 from hipporag_neo4j.settings import Settings, load_settings
 from hipporag_neo4j.stores.base import WalkParams
 from hipporag_neo4j.stores.neo4j import Neo4jStore
-from hipporag_neo4j.stores.neo4j.ppr_engines import read_graph_version
+from hipporag_neo4j.stores.neo4j.engines import read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import graph_name
 
 MODES = ("hipporag2", "hipporag", "dense")
@@ -291,9 +291,9 @@ def synthetic_queries(
         phrase_seeds, passage_seeds = seeds[k]
         start = time.perf_counter()
         if which == "graph_passage_scores":
-            store.graph_passage_scores(phrase_seeds, WalkParams(d, it, tol), 200, 0)
+            store.view().graph_passage_scores(phrase_seeds, WalkParams(d, it, tol), 200, 0)
         else:
-            store.passage_node_scores(phrase_seeds, passage_seeds, WalkParams(d, it, tol), 200, 0)
+            store.view().passage_node_scores(phrase_seeds, passage_seeds, WalkParams(d, it, tol), 200, 0)
         return time.perf_counter() - start
 
     found: dict[str, Any] = {name: {} for name in stores}

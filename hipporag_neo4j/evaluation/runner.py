@@ -190,7 +190,8 @@ def _graph_reach(memory: HippoRAG, result: RetrievalResult, gold_ids: Sequence[s
         return dict.fromkeys(gold_ids, False)
     s = memory.settings.retrieval
     store = memory.store
-    scores = store.graph_passage_scores(seeds, WalkParams.of(s), store.passage_count(), 0)
+    view = store.view()
+    scores = view.graph_passage_scores(seeds, WalkParams.of(s), view.passage_count(), 0)
     reached: set[str] = set()
     for score in scores:
         if score.score > 0:

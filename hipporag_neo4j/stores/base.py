@@ -446,55 +446,12 @@ class GraphStore(Protocol):
 
     # --- retrieval ----------------------------------------------------------------------------
     def view(self) -> GraphView:
-        """A view of the current graph version for one query's reads (:class:`GraphView`)."""
+        """A view of the current graph version for one query's reads (:class:`GraphView`): every search
+        and walk of retrieval goes through one."""
         ...
 
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
         """Exact look-up of normalised phrase names (similarity 1.0)."""
-        ...
-
-    def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
-        """PPR over the phrase graph from weighted seeds (phrase id -> weight, normalised inside);
-        returns phrase id -> score (scores sum to 1), only non-zero scores."""
-        ...
-
-    def graph_passage_scores(
-        self,
-        seeds: dict[str, float],
-        walk: WalkParams,
-        limit: int,
-        explain_phrases: int,
-        join: GraphJoin | None = None,
-    ) -> Sequence[PassageScore]:
-        """PPR (over the joined graph with ``join``), then passage score = sum over mentioned phrases of
-        PPR x count; the best ``limit`` passages with score > 0, highest first, each with its top
-        contributing phrases."""
-        ...
-
-    def dense_passage_scores(self, vector: Vector, limit: int) -> Sequence[PassageScore]:
-        """Passages by cosine similarity to the query vector, highest first."""
-        ...
-
-    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
-        """Up to ``top_k`` stored facts by cosine similarity to the (L2-normalised) query vector,
-        highest first, ties by fact id."""
-        ...
-
-    def passage_node_scores(
-        self,
-        phrase_seeds: dict[str, float],
-        passage_seeds: Mapping[str, float],
-        walk: WalkParams,
-        limit: int,
-        explain_phrases: int,
-        join: GraphJoin | None = None,
-    ) -> Sequence[PassageScore]:
-        """HippoRAG 2's walk (over the joined graph with ``join``): PPR over the phrase graph plus Passage
-        nodes, each passage joined to the phrases it mentions by an undirected MENTIONS edge of weight 1,
-        from the reset vector
-        ``phrase_seeds`` + ``passage_seeds`` (ids -> weights, normalised to sum 1 inside). Returns the best
-        ``limit`` passages by their own PPR score (> 0), highest first, ties by id; ``top_phrases`` are
-        the passage's mentioned phrases with the highest PPR scores, as (name, score)."""
         ...
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]: ...

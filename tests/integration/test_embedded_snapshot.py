@@ -41,14 +41,14 @@ def _reads(store: EmbeddedStore) -> dict[str, Any]:
     seeds = {make_phrase_id(n): 1.0 for n in ("thomas", "harvard", "no such phrase")}
     query = EMB.encode(["who works at stanford"])
     return {
-        "ppr": store.personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-10)),
-        "graph": store.graph_passage_scores(seeds, WalkParams(0.5, 200, 1e-10), 10, 3),
-        "walk": store.passage_node_scores(
+        "ppr": store.view().personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-10)),
+        "graph": store.view().graph_passage_scores(seeds, WalkParams(0.5, 200, 1e-10), 10, 3),
+        "walk": store.view().passage_node_scores(
             seeds, {"p1": 0.5, "nope": 1.0}, WalkParams(0.5, 200, 1e-10), 10, 3
         ),
-        "dense": store.dense_passage_scores(query[0], 10),
+        "dense": store.view().dense_passage_scores(query[0], 10),
         "link": store.nearest_phrases(EMB.encode(names), 3, -1.0),
-        "facts": store.nearest_facts(query[0], 4),
+        "facts": store.view().nearest_facts(query[0], 4),
         "by_name": store.phrases_by_name(names),
     }
 
@@ -218,7 +218,7 @@ def _write_then_die_while_persisting(path: str, files_before_death: int) -> None
         real_save(*args, **kwargs)
 
     np.save = dying_save  # type: ignore[assignment]
-    store.graph_passage_scores({make_phrase_id("thomas"): 1.0}, WalkParams(0.5, 200, 1e-10), 5, 1)
+    store.view().graph_passage_scores({make_phrase_id("thomas"): 1.0}, WalkParams(0.5, 200, 1e-10), 5, 1)
 
 
 @pytest.mark.parametrize("files_before_death", [0, 3, 100])
@@ -316,19 +316,19 @@ def test_a_graph_version_that_serves_several_queries_switches_to_exact_factorise
     store = _open(tmp_path / "store")
     _index(store, ALL)
     seeds = {make_phrase_id(n): w for n, w in (("thomas", 1.0), ("harvard", 0.5))}
-    pushed = [store.personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12)) for _ in range(3)]
+    pushed = [store.view().personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12)) for _ in range(3)]
     assert built == []  # the first queries of a version use forward push
-    exact = store.personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12))
+    exact = store.view().personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12))
     assert built == [0.5]
     assert set(exact) >= set(pushed[0])
     assert max(abs(exact[k] - pushed[0].get(k, 0.0)) for k in exact) < 1e-9  # push: within its bound
-    graph = store.graph_passage_scores(seeds, WalkParams(0.5, 200, 1e-12), 10, 3)
+    graph = store.view().graph_passage_scores(seeds, WalkParams(0.5, 200, 1e-12), 10, 3)
     assert built == [0.5]  # factorised once per version and damping
     assert [p.passage_id for p in graph] == [
         p.passage_id for p in sorted(graph, key=lambda p: (-p.score, p.passage_id))
     ]
     one_passage(store, 1)  # a write: a new version starts with push again
-    store.personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12))
+    store.view().personalized_pagerank(seeds, WalkParams(0.5, 200, 1e-12))
     assert built == [0.5]
 
 
@@ -480,7 +480,7 @@ def _append_then_die_while_bringing_forward(path: str, point: str) -> None:
             os._exit(9)
 
         json.dump = dying_dump  # type: ignore[assignment]
-    store.graph_passage_scores({make_phrase_id("thomas"): 1.0}, WalkParams(0.5, 200, 1e-10), 5, 1)
+    store.view().graph_passage_scores({make_phrase_id("thomas"): 1.0}, WalkParams(0.5, 200, 1e-10), 5, 1)
     del real_write
 
 
@@ -551,7 +551,7 @@ def test_the_fact_index_is_extended_by_appended_facts_and_equals_a_fresh_read(
     rng = np.random.default_rng(seed)
     for store in _random_history(tmp_path / "store", rounds=4, seed=seed):
         queries = rng.standard_normal((3, 8)).astype(np.float32)
-        served = [store.nearest_facts(q, 6) for q in queries]
+        served = [store.view().nearest_facts(q, 6) for q in queries]
         with store._read() as conn:
             fresh = snapshot.load_facts(conn, store._dim)
         facts = store._graph().facts
@@ -565,11 +565,11 @@ def test_the_fact_index_is_extended_by_appended_facts_and_equals_a_fresh_read(
         assert np.array_equal(facts.vectors, fresh.vectors) and facts.last_key == fresh.last_key
         other = EmbeddedStore(store.path, persist_snapshot=False)
         other.open("random-model", 8)
-        assert served == [other.nearest_facts(q, 6) for q in queries]
+        assert served == [other.view().nearest_facts(q, 6) for q in queries]
         other.close()
     assert store.fact_loads == 1  # read whole once, then extended by every append-only commit
     store.delete_passages(["pa-00000"])  # not append-only: read whole again
-    store.nearest_facts(queries[0], 6)
+    store.view().nearest_facts(queries[0], 6)
     assert store.fact_loads == 2
 
 

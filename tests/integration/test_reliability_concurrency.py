@@ -67,9 +67,11 @@ def test_a_commit_between_the_reads_of_a_snapshot_load_is_not_seen(tmp_path: Pat
     reader._conn = CommitBetweenReads(  # type: ignore[assignment]
         reader._connect(), MENTION_KEYS.strip(), lambda: one_passage(writer, 1)
     )
-    scores = reader.dense_passage_scores(EMB.encode(["place 1"])[0], 100)
+    scores = reader.view().dense_passage_scores(EMB.encode(["place 1"])[0], 100)
     assert len(scores) == 8  # the state when the load began: no KeyError, no half-new graph
-    assert len(reader.dense_passage_scores(EMB.encode(["place 1"])[0], 100)) == 9  # the next read is new
+    assert (
+        len(reader.view().dense_passage_scores(EMB.encode(["place 1"])[0], 100)) == 9
+    )  # the next read is new
 
 
 def test_a_commit_between_the_snapshot_and_the_fact_index_is_not_seen(tmp_path: Path) -> None:
@@ -92,9 +94,11 @@ def test_a_commit_between_the_snapshot_and_the_fact_index_is_not_seen(tmp_path: 
         FACT_ROWS.strip(),
         a_fact_about_a_new_phrase,
     )
-    hits = reader.nearest_facts(EMB.encode(["newcomer lives in new place"])[0], 200)
+    hits = reader.view().nearest_facts(EMB.encode(["newcomer lives in new place"])[0], 200)
     assert "fact-new" not in {h.id for h in hits}  # the snapshot's version: no KeyError on its phrases
-    assert "fact-new" in {h.id for h in reader.nearest_facts(EMB.encode(["x"])[0], 200)}  # then the new one
+    assert "fact-new" in {
+        h.id for h in reader.view().nearest_facts(EMB.encode(["x"])[0], 200)
+    }  # then the new one
 
 
 def test_a_second_writer_that_checked_before_the_first_wrote_reports_the_truth(tmp_path: Path) -> None:
@@ -149,7 +153,7 @@ def test_a_reader_holding_an_old_snapshot_neither_blocks_writers_nor_sees_them(t
         writer.index(list(corpus(16))[8:])  # two batches' worth, committed while the reader holds on
         assert writer.delete([make_passage_id(next(iter(corpus(8))))]).passages  # and one is deleted
         assert reader.stats() == before  # still the old snapshot, whole
-        assert len(reader.dense_passage_scores(EMB.encode(["x"])[0], 100)) == 8
+        assert len(reader.view().dense_passage_scores(EMB.encode(["x"])[0], 100)) == 8
     assert reader.stats().passages == 15  # released: the next read sees everything
 
 
@@ -171,15 +175,15 @@ def test_many_snapshot_loads_under_a_writer_in_another_thread_never_fail(tmp_pat
     try:
         loads = 0
         while thread.is_alive():
-            reader.graph_passage_scores({"phrase-new-1": 1.0}, WalkParams(0.5, 50, 1e-6), 5, 2)
-            reader.personalized_pagerank({"phrase-new-1": 1.0}, WalkParams(0.5, 50, 1e-6))
+            reader.view().graph_passage_scores({"phrase-new-1": 1.0}, WalkParams(0.5, 50, 1e-6), 5, 2)
+            reader.view().personalized_pagerank({"phrase-new-1": 1.0}, WalkParams(0.5, 50, 1e-6))
             loads += 1
     finally:
         stop.set()
         thread.join()
     assert loads > 0 and writer.passage_count() == 308
     vector = np.asarray(EMB.encode(["x"])[0])
-    assert len(reader.dense_passage_scores(vector, 1000)) == 308
+    assert len(reader.view().dense_passage_scores(vector, 1000)) == 308
 
 
 def test_readers_during_a_long_index_see_whole_batches_only(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ def _snapshot(store: GraphStore) -> dict[str, object]:
     names = sorted({n for _, _, triples in CORPUS for s, _, o in triples for n in (s, o)})
     found = store.phrases_by_name(names)
     seeds = {h.id: 1.0 for h in found.values()}
-    ppr = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-10)) if seeds else {}
+    ppr = store.view().personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-10)) if seeds else {}
     return {
         "counts": (
             stats.passages,
@@ -119,7 +119,7 @@ def _igraph_reference(store: GraphStore, seeds: dict[str, float]) -> dict[str, f
 def test_ppr_matches_igraph(store: GraphStore) -> None:
     _index(store, {"p1", "p2", "p3", "p4", "p5"})
     seeds = {make_phrase_id("stanford"): 0.5, make_phrase_id("alzheimer s"): 1.0}
-    ours = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
+    ours = store.view().personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
     reference = _igraph_reference(store, seeds)
     assert sum(ours.values()) == pytest.approx(1.0, abs=1e-6)
     for pid, score in reference.items():
@@ -129,8 +129,10 @@ def test_ppr_matches_igraph(store: GraphStore) -> None:
 def test_graph_passage_scores_aggregate_ppr_times_count(store: GraphStore) -> None:
     _index(store, {"p1", "p2", "p3", "p4", "p5"})
     seeds = {make_phrase_id("stanford"): 1.0, make_phrase_id("alzheimer s"): 1.0}
-    ppr = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
-    scored = store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), limit=3, explain_phrases=2)
+    ppr = store.view().personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
+    scored = store.view().graph_passage_scores(
+        seeds, WalkParams(DAMPING, 200, 1e-12), limit=3, explain_phrases=2
+    )
     assert len(scored) == 3
     assert [s.score for s in scored] == sorted((s.score for s in scored), reverse=True)
     _, records = _records({"p1", "p2", "p3", "p4", "p5"})
@@ -146,7 +148,7 @@ def test_graph_passage_scores_aggregate_ppr_times_count(store: GraphStore) -> No
 def test_dense_passage_scores(store: GraphStore) -> None:
     _index(store, {"p1", "p2", "p3"})
     query = EMB.encode(["Thomas researches Alzheimer's."])[0]
-    scored = store.dense_passage_scores(query, limit=2)
+    scored = store.view().dense_passage_scores(query, limit=2)
     assert scored[0].passage_id == "p2"
     assert scored[0].score == pytest.approx(1.0, abs=1e-4)
     assert len(scored) == 2
@@ -189,7 +191,7 @@ def test_get_passages_and_texts(store: GraphStore) -> None:
 def test_nearest_facts_rank_by_cosine(store: GraphStore) -> None:
     _index(store, {"p1", "p2", "p3", "p4", "p5"})
     query = EMB.encode([fact_text("thomas", "researches", "alzheimer s")])[0]
-    hits = store.nearest_facts(query, top_k=3)
+    hits = store.view().nearest_facts(query, top_k=3)
     assert len(hits) == 3
     best = hits[0]
     assert (best.subject, best.predicate, best.object) == ("thomas", "researches", "alzheimer s")
@@ -197,7 +199,7 @@ def test_nearest_facts_rank_by_cosine(store: GraphStore) -> None:
     assert (best.subject_id, best.object_id) == (make_phrase_id("thomas"), make_phrase_id("alzheimer s"))
     assert best.similarity == pytest.approx(1.0, abs=1e-4)
     assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
-    assert len(store.nearest_facts(query, top_k=50)) == 7  # every fact, no more
+    assert len(store.view().nearest_facts(query, top_k=50)) == 7  # every fact, no more
 
 
 def _igraph_passage_walk(
@@ -227,7 +229,7 @@ def test_passage_node_scores_match_igraph(store: GraphStore) -> None:
     _index(store, {"p1", "p2", "p3", "p4", "p5"})
     phrase_seeds = {make_phrase_id("stanford"): 0.5, make_phrase_id("alzheimer s"): 1.0}
     passage_seeds = {"p5": 0.05, "p3": 0.02}
-    scored = store.passage_node_scores(
+    scored = store.view().passage_node_scores(
         phrase_seeds, passage_seeds, WalkParams(DAMPING, 200, 1e-12), limit=5, explain_phrases=2
     )
     reference = _igraph_passage_walk(store, phrase_seeds, passage_seeds)
@@ -240,7 +242,7 @@ def test_passage_node_scores_match_igraph(store: GraphStore) -> None:
         assert {name for name, _ in item.top_phrases} <= mentioned
         assert 1 <= len(item.top_phrases) <= 2
         assert item.top_phrases[0][1] >= item.top_phrases[-1][1]
-    top2 = store.passage_node_scores(
+    top2 = store.view().passage_node_scores(
         phrase_seeds, passage_seeds, WalkParams(DAMPING, 200, 1e-12), limit=2, explain_phrases=0
     )
     assert [s.passage_id for s in top2] == [s.passage_id for s in scored[:2]]
@@ -248,14 +250,17 @@ def test_passage_node_scores_match_igraph(store: GraphStore) -> None:
 
 def test_passage_node_scores_without_seeds(store: GraphStore) -> None:
     _index(store, {"p1", "p2"})
-    assert store.passage_node_scores({}, {}, WalkParams(DAMPING, 100, 1e-8), limit=5, explain_phrases=2) == []
     assert (
-        store.passage_node_scores(
+        store.view().passage_node_scores({}, {}, WalkParams(DAMPING, 100, 1e-8), limit=5, explain_phrases=2)
+        == []
+    )
+    assert (
+        store.view().passage_node_scores(
             {"phrase-unknown": 1.0}, {}, WalkParams(DAMPING, 100, 1e-8), limit=5, explain_phrases=2
         )
         == []
     )
-    only_passage = store.passage_node_scores(
+    only_passage = store.view().passage_node_scores(
         {}, {"p1": 1.0}, WalkParams(DAMPING, 100, 1e-8), limit=5, explain_phrases=2
     )
     assert only_passage[0].passage_id == "p1"
@@ -272,9 +277,9 @@ def test_an_existing_synonym_edge_keeps_its_score(store: GraphStore) -> None:
     a, b = make_phrase_id("thomas"), make_phrase_id("maria")
     assert store.write_synonyms([SynonymEdge(a, b, 0.9)]) == 1
     seeds = {make_phrase_id("stanford"): 1.0}
-    before = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
+    before = store.view().personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
     assert store.write_synonyms([SynonymEdge(b, a, 0.2)]) == 0
-    after = store.personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
+    after = store.view().personalized_pagerank(seeds, WalkParams(DAMPING, 200, 1e-12))
     assert after == pytest.approx(before, abs=1e-9)
 
 

@@ -30,7 +30,7 @@ from hipporag_neo4j.stores.base import SynonymEdge, WalkParams
 from hipporag_neo4j.stores.neo4j import Neo4jStore
 from hipporag_neo4j.stores.neo4j.aura import GdsSession, SessionError, SessionSummary, _ClientSession
 from hipporag_neo4j.stores.neo4j.capabilities import MIN_GDS_WEIGHTED_SOURCES, parse_version
-from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, LocalPpr
+from hipporag_neo4j.stores.neo4j.engines import AuraPpr, LocalPpr
 from tests.support.corpora import chain_corpus
 from tests.support.neo4j_support import (
     TEST_EMBEDDING_DIM,
@@ -145,7 +145,7 @@ def test_the_aura_engine_through_graphdatascience_on_the_live_gds() -> None:
         weighted = parse_version(caps.gds_version) >= MIN_GDS_WEIGHTED_SOURCES
         if not weighted:
             with pytest.raises(SessionError, match="sourceNodes"):
-                aura.personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
+                aura.view().personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
             assert sessions.clients[0]._arrow_client is None, "OpenGDS served Arrow"
             # the phrase graph was constructed through the client, then dropped when PageRank refused
             assert sessions.constructed == [("hipporag-phrases-v2", 11, 22)]
@@ -156,22 +156,26 @@ def test_the_aura_engine_through_graphdatascience_on_the_live_gds() -> None:
             )
 
         assert caps.ppr_engine == "gds-weighted"
-        local = LocalPpr(plugin.runner, base.namespace, plugin.copy)
-        want = plugin.personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
-        got = aura.personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
+        local = LocalPpr(plugin.copy)
+        want = plugin.view().personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
+        got = aura.view().personalized_pagerank(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE))
         assert got.keys() == want.keys() and got == pytest.approx(want, abs=1e-6)
         assert got == pytest.approx(local.run(SEEDS, WalkParams(DAMPING, 1000, 1e-15)), abs=1e-6)
 
-        want_passages = plugin.graph_passage_scores(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2)
-        got_passages = aura.graph_passage_scores(SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2)
+        want_passages = plugin.view().graph_passage_scores(
+            SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2
+        )
+        got_passages = aura.view().graph_passage_scores(
+            SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2
+        )
         assert [s.passage_id for s in got_passages] == [s.passage_id for s in want_passages]
         for g, w in zip(got_passages, want_passages, strict=True):
             assert g.score == pytest.approx(w.score, abs=1e-6)
 
-        want_nodes = plugin.passage_node_scores(
+        want_nodes = plugin.view().passage_node_scores(
             SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2
         )
-        got_nodes = aura.passage_node_scores(
+        got_nodes = aura.view().passage_node_scores(
             SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, ITERATIONS, TOLERANCE), 6, 2
         )
         assert [s.passage_id for s in got_nodes] == [s.passage_id for s in want_nodes]

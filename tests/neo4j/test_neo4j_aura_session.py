@@ -30,7 +30,7 @@ def test_a_real_session_ranks_like_the_local_engine() -> None:
         )
     pytest.importorskip("graphdatascience", reason="the [aura] extra is not installed")
     from hipporag_neo4j.stores.neo4j import Neo4jStore
-    from hipporag_neo4j.stores.neo4j.ppr_engines import LocalPpr
+    from hipporag_neo4j.stores.neo4j.engines import LocalPpr
     from tests.support.corpora import chain_corpus
     from tests.support.neo4j_support import TEST_EMBEDDING_DIM, neo4j_settings_or_skip
 
@@ -49,14 +49,14 @@ def test_a_real_session_ranks_like_the_local_engine() -> None:
         phrases, records = chain_corpus(10)
         store.write_passages(phrases, records)
         seeds, passage_seeds = {"ph0": 0.7, "ph6": 0.3}, {"p4": 0.05}
-        local = LocalPpr(store.runner, settings.namespace, store.copy)
+        local = LocalPpr(store.copy)
         expected = local.passage_node_scores(seeds, passage_seeds, WalkParams(0.5, 1000, 1e-15), 5, 2)
-        found = store.passage_node_scores(seeds, passage_seeds, WalkParams(0.5, 100, 1e-8), 5, 2)
+        found = store.view().passage_node_scores(seeds, passage_seeds, WalkParams(0.5, 100, 1e-8), 5, 2)
         assert [s.passage_id for s in found] == [s.passage_id for s in expected]
         for item, ref in zip(found, expected, strict=True):
             assert item.score == pytest.approx(ref.score, abs=1e-6)
         assert [
-            s.passage_id for s in store.graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-8), 3, 1)
+            s.passage_id for s in store.view().graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-8), 3, 1)
         ] == [s.passage_id for s in local.passage_scores(seeds, WalkParams(0.5, 1000, 1e-15), 3, 1)]
     finally:
         store.delete_aura_session()

@@ -85,7 +85,7 @@ def test_namespaces_of_several_dimensions_each_find_only_their_own_nodes(
         for (dim, n), (store, vectors) in zip(spec, stores, strict=True):
             if store.stats().passages == 0:
                 assert store.nearest_phrases(vectors[:1], top_k=5, min_similarity=-1.0) == [[]]
-                assert store.dense_passage_scores(vectors[n], 3) == []
+                assert store.view().dense_passage_scores(vectors[n], 3) == []
                 continue
             rng = np.random.default_rng(seed)
             for i in range(n):
@@ -96,7 +96,7 @@ def test_namespaces_of_several_dimensions_each_find_only_their_own_nodes(
                 best = max(range(n), key=lambda j: float(vectors[j] @ query))
                 assert hits[0].id == f"ph{best}"
                 assert hits[0].similarity == pytest.approx(float(vectors[best] @ query), abs=1e-5)
-            dense = store.dense_passage_scores(vectors[n], 3)
+            dense = store.view().dense_passage_scores(vectors[n], 3)
             assert [d.passage_id for d in dense] == ["p"]
     finally:
         for store, _ in stores:
@@ -198,8 +198,10 @@ def test_a_store_with_the_single_old_indexes_migrates_on_open() -> None:
         assert all(indexes.get(vector_index_name(kind, dim)) == dim for kind in EMBEDDED_KINDS)
         hits = reopened.nearest_phrases(vectors[:1], top_k=2, min_similarity=-1.0)[0]
         assert hits[0].id == phrases[0].id
-        assert [d.passage_id for d in reopened.dense_passage_scores(vectors[len(phrases)], 1)] == ["p0"]
-        assert reopened.nearest_facts(vectors[-1], 1)[0].id == records[0].facts[0].id
+        assert [d.passage_id for d in reopened.view().dense_passage_scores(vectors[len(phrases)], 1)] == [
+            "p0"
+        ]
+        assert reopened.view().nearest_facts(vectors[-1], 1)[0].id == records[0].facts[0].id
     finally:
         reopened.close()
 

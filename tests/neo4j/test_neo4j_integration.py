@@ -23,7 +23,7 @@ from hipporag_neo4j.models import Passage
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge, WalkParams
 from hipporag_neo4j.stores.neo4j import Neo4jStore
-from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr
+from hipporag_neo4j.stores.neo4j.engines import GdsPpr, LocalPpr
 from hipporag_neo4j.stores.neo4j.projection import graph_prefix, namespace_prefix
 from tests.support.corpora import chain_corpus, unit
 from tests.support.neo4j_support import TEST_EMBEDDING_DIM, neo4j_settings_or_skip
@@ -155,8 +155,8 @@ def test_gds_forms_agree_with_the_local_engine_and_projections_are_versioned(
     store.write_passages(phrases, records)
     store.write_synonyms([SynonymEdge("ph1", "ph6", 0.87), SynonymEdge("ph2", "ph7", 0.91)])
     seeds = {"ph0": 0.6, "ph4": 0.3, "ph8": 0.1}
-    scores = store.personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10))
-    local = LocalPpr(store.runner, settings.namespace, store.copy).run(seeds, WalkParams(0.5, 100, 1e-12))
+    scores = store.view().personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10))
+    local = LocalPpr(store.copy).run(seeds, WalkParams(0.5, 100, 1e-12))
     gds = has_gds(settings)
     forms = [scores]
     if gds:
@@ -180,10 +180,10 @@ def test_gds_forms_agree_with_the_local_engine_and_projections_are_versioned(
         assert isinstance(engine, LocalPpr) and engine.copy is not None
         reads = engine.copy.reads.get("graph", 0)
         assert reads == 1, engine.copy.reads
-        store.personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10))
+        store.view().personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10))
         assert engine.copy.reads.get("graph") == reads  # same graph version: the held graph
     store.write_synonyms([SynonymEdge("ph0", "ph8", 0.95)])
-    after = store.personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10))
+    after = store.view().personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10))
     assert after != scores  # the new edge is walked
     if gds:
         second = catalog.current
@@ -204,10 +204,12 @@ def test_gds_forms_agree_with_the_local_engine_and_projections_are_versioned(
 def test_passage_scores_and_explanations(store: Neo4jStore) -> None:
     phrases, records = chain_corpus(5)
     store.write_passages(phrases, records)
-    scored = store.graph_passage_scores({"ph0": 1.0}, WalkParams(0.5, 100, 1e-10), limit=3, explain_phrases=1)
+    scored = store.view().graph_passage_scores(
+        {"ph0": 1.0}, WalkParams(0.5, 100, 1e-10), limit=3, explain_phrases=1
+    )
     assert scored[0].passage_id == "p0"
     assert len(scored[0].top_phrases) == 1 and scored[0].top_phrases[0][0] in ("phrase 0", "phrase 1")
-    ppr = store.personalized_pagerank({"ph0": 1.0}, WalkParams(0.5, 100, 1e-10))
+    ppr = store.view().personalized_pagerank({"ph0": 1.0}, WalkParams(0.5, 100, 1e-10))
     assert scored[0].score == pytest.approx(ppr["ph0"] * 1 + ppr["ph1"] * 2, rel=1e-6)
 
 
@@ -273,9 +275,9 @@ def test_tiny_seed_weights_and_every_engine_agree_on_both_walks(
     store.write_passages(phrases, records)
     store.write_synonyms([SynonymEdge("ph2", "ph9", 0.9)])
     seeds = {"ph0": 2e-5, "ph5": 1e-5, "ph11": 1e-5}
-    local = LocalPpr(store.runner, settings.namespace, store.copy)
+    local = LocalPpr(store.copy)
     reference = local.run(seeds, WalkParams(0.5, 1000, 1e-15))
-    found_scores = store.personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-8))
+    found_scores = store.view().personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-8))
     assert max(abs(found_scores.get(k, 0.0) - v) for k, v in reference.items()) < 1e-6
     passage_seeds = {"p3": 2e-5, "p7": 1e-5}
     expected = local.passage_node_scores(seeds, passage_seeds, WalkParams(0.5, 1000, 1e-15), 6, 2)
@@ -290,7 +292,7 @@ def test_tiny_seed_weights_and_every_engine_agree_on_both_walks(
         for item, ref in zip(found, expected, strict=True):
             assert item.score == pytest.approx(ref.score, abs=1e-6)
             assert [n for n, _ in item.top_phrases] == [n for n, _ in ref.top_phrases]
-    hits = store.graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-8), 4, 2)
+    hits = store.view().graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-8), 4, 2)
     assert [h.passage_id for h in hits] == [
         h.passage_id for h in local.passage_scores(seeds, WalkParams(0.5, 1000, 1e-15), 4, 2)
     ]
@@ -302,8 +304,8 @@ def test_projections_are_versioned_per_kind_and_dropped_on_close(settings: Neo4j
     store = open_store(settings)
     phrases, records = chain_corpus(4)
     store.write_passages(phrases, records)
-    store.graph_passage_scores({"ph0": 1.0}, WalkParams(0.5, 100, 1e-8), 3, 1)
-    store.passage_node_scores({"ph0": 1.0}, {"p1": 0.1}, WalkParams(0.5, 100, 1e-8), 3, 1)
+    store.view().graph_passage_scores({"ph0": 1.0}, WalkParams(0.5, 100, 1e-8), 3, 1)
+    store.view().passage_node_scores({"ph0": 1.0}, {"p1": 0.1}, WalkParams(0.5, 100, 1e-8), 3, 1)
     prefix = namespace_prefix(settings.database, settings.namespace)
     held = [p["graph_name"] for p in store.gds_projections()]
     if not has_gds(settings):
@@ -312,8 +314,8 @@ def test_projections_are_versioned_per_kind_and_dropped_on_close(settings: Neo4j
         assert isinstance(engine, LocalPpr) and engine.copy is not None
         # one read of the graph served both kinds of walk; asking again at the same version reads nothing
         assert engine.copy.reads.get("graph") == 1, engine.copy.reads
-        store.graph_passage_scores({"ph0": 1.0}, WalkParams(0.5, 100, 1e-8), 3, 1)
-        store.passage_node_scores({"ph0": 1.0}, {"p1": 0.1}, WalkParams(0.5, 100, 1e-8), 3, 1)
+        store.view().graph_passage_scores({"ph0": 1.0}, WalkParams(0.5, 100, 1e-8), 3, 1)
+        store.view().passage_node_scores({"ph0": 1.0}, {"p1": 0.1}, WalkParams(0.5, 100, 1e-8), 3, 1)
         assert engine.copy.reads.get("graph") == 1, engine.copy.reads
         store.close()
         return

@@ -67,7 +67,7 @@ def test_neo4j_passage_node_scores(neo4j_store: GraphStore) -> None:
     _index(neo4j_store, {"p1", "p2", "p3", "p4", "p5"})
     phrase_seeds = {make_phrase_id("stanford"): 0.6, make_phrase_id("alzheimer s"): 0.4, "phrase-x": 1.0}
     passage_seeds = {"p5": 0.05, "p3": 0.02, "nope": 1.0}
-    found = neo4j_store.passage_node_scores(
+    found = neo4j_store.view().passage_node_scores(
         phrase_seeds, passage_seeds, WalkParams(DAMPING, 200, 1e-12), 4, 2
     )
     reference = _passage_graph_reference(
@@ -84,13 +84,13 @@ def test_neo4j_passage_node_scores(neo4j_store: GraphStore) -> None:
         for name, score in item.top_phrases:
             assert score == pytest.approx(mentioned[name], abs=1e-5)
         assert [n for n, _ in item.top_phrases] == sorted(mentioned, key=lambda n: (-mentioned[n], n))[:2]
-    assert neo4j_store.passage_node_scores({}, {}, WalkParams(DAMPING, 200, 1e-12), 4, 2) == []
+    assert neo4j_store.view().passage_node_scores({}, {}, WalkParams(DAMPING, 200, 1e-12), 4, 2) == []
 
 
 def test_neo4j_nearest_facts(neo4j_store: GraphStore) -> None:
     _index(neo4j_store, {"p1", "p2", "p3", "p4", "p5"})
     query = EMB.encode(["maria works at stanford"])[0]
-    hits = neo4j_store.nearest_facts(query, top_k=3)
+    hits = neo4j_store.view().nearest_facts(query, top_k=3)
     facts = {make_fact_id(s, p, o): (s, p, o) for _, _, triples in CORPUS for s, p, o in triples}
     expected = sorted(facts, key=lambda f: (-float(EMB.encode([fact_text(*facts[f])])[0] @ query), f))[:3]
     assert [h.id for h in hits] == expected
@@ -99,4 +99,4 @@ def test_neo4j_nearest_facts(neo4j_store: GraphStore) -> None:
         assert (hit.subject, hit.predicate, hit.object) == (s, p, o)
         assert (hit.subject_id, hit.object_id) == (make_phrase_id(s), make_phrase_id(o))
         assert hit.similarity == pytest.approx(float(EMB.encode([fact_text(s, p, o)])[0] @ query), abs=1e-5)
-    assert neo4j_store.nearest_facts(query, top_k=0) == []
+    assert neo4j_store.view().nearest_facts(query, top_k=0) == []

@@ -99,17 +99,18 @@ def reads(path: str) -> dict[str, Any]:
         "stats": {k: v for k, v in store.stats().model_dump().items() if k not in ("location", "extra")},
         "graph": [
             [s.passage_id, s.score, s.top_phrases]
-            for s in store.graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-10), 20, 3)
+            for s in store.view().graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-10), 20, 3)
         ],
         "walk": [
             [s.passage_id, s.score, s.top_phrases]
-            for s in store.passage_node_scores(
+            for s in store.view().passage_node_scores(
                 seeds, {records(8, 1)[1][0].passage.id: 0.5}, WalkParams(0.5, 100, 1e-10), 20, 3
             )
         ],
-        "ppr": sorted(store.personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10)).items()),
+        "ppr": sorted(store.view().personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10)).items()),
         "facts": [
-            [f.id, f.subject_id, f.object_id, f.similarity] for f in store.nearest_facts(vec(10_005), 5)
+            [f.id, f.subject_id, f.object_id, f.similarity]
+            for f in store.view().nearest_facts(vec(10_005), 5)
         ],
         "near": [
             [[h.id, h.similarity, h.passage_count] for h in hits]

@@ -12,7 +12,7 @@ from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import PassageScore
 from hipporag_neo4j.stores.neo4j import Neo4jStore
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
-from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr, PprEngine
+from hipporag_neo4j.stores.neo4j.engines import GdsPpr, LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.projection import (
     ProjectionCatalog,
     ProjectionKind,
@@ -38,10 +38,10 @@ class Process:
         self.engine: PprEngine
         self.copy = ClientCopy(self.runner, NS)
         if engine == "local":
-            self.engine = LocalPpr(self.runner, NS, self.copy)
+            self.engine = LocalPpr(self.copy)
         else:
             weighted = engine == "gds-weighted"
-            many_seeds = None if weighted else LocalPpr(self.runner, NS, self.copy)
+            many_seeds = None if weighted else LocalPpr(self.copy)
             self.engine = GdsPpr(self.runner, self.catalog, NS, weighted=weighted, many_seeds=many_seeds)
 
     def catalog(self, kind: ProjectionKind) -> ProjectionCatalog:

@@ -21,7 +21,7 @@ import shutil
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +36,6 @@ from hipporag_neo4j.stores.base import (
     DeleteReport,
     DropReport,
     EmbeddedKind,
-    FactHit,
     GraphEdge,
     GraphJoin,
     GraphNode,
@@ -44,14 +43,12 @@ from hipporag_neo4j.stores.base import (
     Matrix,
     Neighbourhood,
     PassageRecord,
-    PassageScore,
     PhraseHit,
     PhraseRecord,
     ReembedState,
     StoreMeta,
     SynonymEdge,
     Vector,
-    WalkParams,
     WriteResult,
     check_meta,
     check_no_reembed,
@@ -75,12 +72,12 @@ from hipporag_neo4j.stores.embedded.schema import (
     keys_of,
 )
 from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
-from hipporag_neo4j.stores.embedded.view import EmbeddedView
+from hipporag_neo4j.stores.embedded.view import SnapshotParts
 from hipporag_neo4j.stores.memory import queries
 from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex
-from hipporag_neo4j.stores.memory.scores import PassageScores
 from hipporag_neo4j.stores.memory.spare_rows import grown
 from hipporag_neo4j.stores.memory.strings import StringTable
+from hipporag_neo4j.stores.memory.view import MemoryView
 
 log = logging.getLogger(__name__)
 
@@ -893,9 +890,9 @@ class EmbeddedStore:
         """The store's lock: it guards the snapshot's caches too."""
         return self._lock
 
-    def view(self) -> EmbeddedView:
+    def view(self) -> MemoryView:
         """The snapshot of the current graph version, for one query's reads."""
-        return EmbeddedView(self, self._graph(), self._loaded_version)
+        return MemoryView(SnapshotParts(self, self._graph(), self._loaded_version))
 
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
         wanted = list(dict.fromkeys(names))
@@ -927,19 +924,6 @@ class EmbeddedStore:
             graph.joined[key] = joined
         return joined
 
-    def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
-        return self.view().personalized_pagerank(seeds, walk)
-
-    def graph_passage_scores(
-        self,
-        seeds: dict[str, float],
-        walk: WalkParams,
-        limit: int,
-        explain_phrases: int,
-        join: GraphJoin | None = None,
-    ) -> Sequence[PassageScore]:
-        return self.view().graph_passage_scores(seeds, walk, limit, explain_phrases, join)
-
     def fact_index(self, graph: GraphSnapshot) -> FactIndex:
         """The fact vectors of ``graph``'s version: read on first use (in a read transaction of that
         version), then held by the snapshot."""
@@ -961,25 +945,6 @@ class EmbeddedStore:
             self.fact_loads += 1
         self._facts = (int(values.get("graph_version", 0)), values.get("graph_token", ""), facts)
         return facts
-
-    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
-        return self.view().nearest_facts(vector, top_k)
-
-    def passage_node_scores(
-        self,
-        phrase_seeds: dict[str, float],
-        passage_seeds: Mapping[str, float],
-        walk: WalkParams,
-        limit: int,
-        explain_phrases: int,
-        join: GraphJoin | None = None,
-    ) -> Sequence[PassageScore]:
-        return self.view().passage_node_scores(
-            phrase_seeds, passage_seeds, walk, limit, explain_phrases, join
-        )
-
-    def dense_passage_scores(self, vector: Vector, limit: int) -> PassageScores:
-        return self.view().dense_passage_scores(vector, limit)
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
         found: dict[str, Passage] = {}

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.stores.neo4j.ppr_engines import LINEAR_MAX_SEEDS
+from hipporag_neo4j.stores.neo4j.engines.gds import LINEAR_MAX_SEEDS
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 
 PprEngineName = Literal["gds-weighted", "gds-linear", "aura", "local"]

@@ -33,8 +33,10 @@ Memory is that of the embedded store's snapshot: at 384-d about 1.5 KiB per phra
 from __future__ import annotations
 
 import functools
+import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,18 +44,18 @@ import numpy as np
 import scipy.sparse as sp
 
 from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.graph.joined import JoinEdges, JoinedMatrix, join_adjacency
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.stores.base import (
-    FactHit,
+    GraphJoin,
     Matrix,
     PassageRecord,
     PhraseHit,
     PhraseRecord,
     Vector,
 )
-from hipporag_neo4j.stores.memory import delta, queries
+from hipporag_neo4j.stores.memory import delta
 from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex, canonical_adjacency
-from hipporag_neo4j.stores.memory.scores import PassageScores
 from hipporag_neo4j.stores.memory.strings import StringTable
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
 
@@ -137,17 +139,26 @@ class Held:
 
 class Reading:
     """One query's hold on the copy (:meth:`ClientCopy.reading`, made by ``Neo4jStore.view``): the graph
-    version and model are read once when it is made, and every read of the query is served from that
+    version and model are read once, on its first use, and every read of the query is served from that
     version's view without asking the server again; so the query sees one version, where calls read one
     by one could each see another. A part the view does not hold yet is read at the server's current
     version, and the query goes on at that version (a later one only if another process committed since
     the query began). A plain object passed along, so a worker thread of the query uses it as is."""
 
-    def __init__(self, copy: ClientCopy, state: State) -> None:
+    def __init__(self, copy: ClientCopy, state: State | None = None) -> None:
         self.copy = copy
-        self.state = state
+        self._state = state
         self.view: View | None = None
         self._lock = threading.Lock()
+
+    @property
+    def state(self) -> State:
+        """The version and model, read on first use (a query that reads nothing of the copy, as a
+        search of the server's vector indexes, never asks)."""
+        with self._lock:
+            if self._state is None:
+                self._state = self.copy.state()
+            return self._state
 
     def part(self, name: str) -> View:
         with self._lock:
@@ -155,10 +166,11 @@ class Reading:
         if held is not None and getattr(held, name) is not None:
             return held
         view = self.copy._load(name, self.state)
+        state = self.state
         with self._lock:
             self.view = view
-            if view.version != self.state.version:
-                self.state = State(view.version, self.state.model, self.state.dim)
+            if view.version != state.version:
+                self._state = State(view.version, state.model, state.dim)
         return view
 
     def rows(self) -> PassageRows | None:
@@ -208,6 +220,7 @@ class ClientCopy:
         self._fact_vectors: dict[str, Vector] = {}
         self._load_lock = threading.Lock()
         self.reads: dict[str, int] = {}  # part -> reads from the server (tests, benchmarks)
+        self._joined: dict[tuple[int, GraphJoin, bool], JoinedMatrix] = {}  # one graph version held
 
     # --- versions and parts ----------------------------------------------------------------------
     def _state(self, tx: CypherTransaction | None = None) -> State:
@@ -226,8 +239,8 @@ class ClientCopy:
         return self._state()
 
     def reading(self) -> Reading:
-        """One query's reads at the version the server holds now (one round trip)."""
-        return Reading(self, self._state())
+        """One query's reads at the version the server holds on its first read (one round trip)."""
+        return Reading(self)
 
     def forget_vectors(self) -> None:
         """Drop every vector held (after ``set_embeddings``): they are read again."""
@@ -607,10 +620,96 @@ class ClientCopy:
             vectors=np.stack([self._fact_vectors[i] for i in ids]),
         )
 
-    # --- the reads of a query (served from the copy: no statement of their own) ------------------------
-    def phrases_by_name(self, names: Sequence[str], reading: Reading | None = None) -> dict[str, PhraseHit]:
-        """As ``read_phrases_by_name``: exact names -> the phrase, its passage count."""
-        view = self._part("phrases", reading)
+    # --- joined with your graph, and passage rows ------------------------------------------------------
+    def joined(self, held: Held, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
+        """``held``'s graph joined with your nodes and relationships (read with ``local_joined_edges``,
+        once per graph version) by :func:`hipporag_neo4j.graph.joined.join_adjacency`, as the embedded
+        store joins."""
+        key = (held.version, join, with_passages)
+        with self._load_lock:
+            cached = self._joined.get(key)
+        if cached is not None:
+            return cached
+        rows = self.runner.read("local_joined_edges", namespace=self.namespace, types=list(join.rel_types))
+        self._count("joined")
+        edges = JoinEdges(
+            held.version,
+            [(str(r["phrase_id"]), str(r["source"]), float(r["score"])) for r in rows if r["phrase_id"]],
+            [(str(r["source"]), str(r["target"])) for r in rows if not r["phrase_id"]],
+        )
+        g = held.graph
+        base = g.passage_adjacency() if with_passages else g.adjacency
+        found = {p: g.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
+        joined = join_adjacency(base, {p: i for p, i in found.items() if i is not None}, edges)
+        with self._load_lock:  # one version held
+            self._joined = {k: v for k, v in self._joined.items() if k[0] == held.version}
+            self._joined[key] = joined
+        return joined
+
+    def read_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        rows = self.runner.read_batched("read_passages", "ids", list(ids), namespace=self.namespace)
+        return {
+            str(r["id"]): Passage(
+                id=str(r["id"]),
+                text=str(r["text"]),
+                title=r["title"],
+                metadata=json.loads(r["metadata_json"]) if r["metadata_json"] else {},
+            )
+            for r in rows
+        }
+
+    def held_graph(self, reading: Reading | None = None) -> Held:
+        """The graph of the current version (the query's), with the lock guarding its caches."""
+        view = self._part("graph", reading)
+        assert view.graph is not None
+        return Held(view.graph, view.lock, view.version)
+
+    def graph(self) -> GraphSnapshot:
+        return self.held_graph().graph
+
+
+class CopyParts:
+    """The parts of one query's version (its :class:`Reading`) for :class:`~.memory.view.MemoryView`:
+    every part from the copy (read on first use), passage rows held per version (read once)."""
+
+    def __init__(self, copy: ClientCopy, reading: Reading) -> None:
+        self.copy = copy
+        self.reading = reading
+
+    @property
+    def version(self) -> int:
+        return self.reading.state.version
+
+    def phrases(self) -> tuple[PhraseIndex, Callable[[set[str]], Mapping[str, int]]]:
+        view = self.reading.part("phrase_vectors")
+        index, counts, matrix = view.phrases, view.passage_counts, view.phrase_vectors
+        assert index is not None and counts is not None and matrix is not None
+        return PhraseIndex(index.ids, index.names, matrix), lambda ids: {i: counts.get(i, 0) for i in ids}
+
+    def graph(self) -> tuple[GraphSnapshot, AbstractContextManager[Any]]:
+        held = self.copy.held_graph(self.reading)
+        return held.graph, held.lock
+
+    def facts(self) -> tuple[FactIndex, PhraseIndex]:
+        view = self.reading.part("facts")
+        assert view.facts is not None and view.phrases is not None
+        return view.facts, view.phrases
+
+    def dense(self) -> tuple[StringTable, Matrix]:
+        dense = self.reading.part("dense").dense
+        assert dense is not None
+        return dense.ids, dense.vectors
+
+    def candidates(self, kind: str, matrix: Matrix) -> None:
+        return None  # exact: the copy holds no approximate index
+
+    def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
+        view = self.reading.part("graph")
+        assert view.graph is graph
+        return self.copy.joined(Held(graph, view.lock, view.version), join, with_passages)
+
+    def phrases_by_name(self, names: Sequence[str]) -> dict[str, PhraseHit]:
+        view = self.reading.part("phrases")
         index, by_name, counts = view.phrases, view.by_name, view.passage_counts
         assert index is not None and by_name is not None and counts is not None
         found: dict[str, PhraseHit] = {}
@@ -621,49 +720,23 @@ class ClientCopy:
                 found[name] = PhraseHit(phrase_id, name, 1.0, counts.get(phrase_id, 0))
         return found
 
-    def passage_count(self, reading: Reading | None = None) -> int:
-        view = self._part("passage_total", reading)
+    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        """The rows held for this version, and one read of the others (held from then on)."""
+        held = self.reading.rows()
+        if held is None:
+            return self.copy.read_passages(ids)
+        found = held.get(ids)
+        missing = [i for i in ids if i not in found]
+        if missing:
+            read = self.copy.read_passages(missing)
+            held.add(read)
+            found.update(read)
+        return {i: found[i] for i in ids if i in found}
+
+    def passage_titles(self, ids: Sequence[str]) -> dict[str, str | None]:
+        return {pid: p.title for pid, p in self.get_passages(list(dict.fromkeys(ids))).items()}
+
+    def passage_count(self) -> int:
+        view = self.reading.part("passage_total")
         assert view.passage_total is not None
         return view.passage_total
-
-    def nearest_phrases(
-        self,
-        vectors: Matrix,
-        top_k: int,
-        min_similarity: float,
-        exclude_ids: Sequence[str] | None,
-        reading: Reading | None = None,
-    ) -> list[list[PhraseHit]]:
-        """Exact neighbours by the engine's search (:func:`.memory.queries.nearest_phrases`)."""
-        view = self._part("phrase_vectors", reading)
-        index, counts, matrix = view.phrases, view.passage_counts, view.phrase_vectors
-        assert index is not None and counts is not None and matrix is not None
-        return queries.nearest_phrases(
-            PhraseIndex(index.ids, index.names, matrix),
-            vectors,
-            top_k,
-            min_similarity,
-            exclude_ids,
-            lambda ids: {i: counts.get(i, 0) for i in ids},
-        )
-
-    def dense_passage_scores(
-        self, vector: Vector, limit: int, reading: Reading | None = None
-    ) -> PassageScores:
-        dense = self._part("dense", reading).dense
-        assert dense is not None
-        return queries.dense_passage_scores(dense.ids, dense.vectors, vector, limit)
-
-    def nearest_facts(self, vector: Vector, top_k: int, reading: Reading | None = None) -> list[FactHit]:
-        view = self._part("facts", reading)
-        assert view.facts is not None and view.phrases is not None
-        return queries.nearest_facts(view.facts, view.phrases, np.asarray(vector, dtype=np.float32), top_k)
-
-    def held_graph(self, reading: Reading | None = None) -> Held:
-        """The graph of the current version (the query's), with the lock guarding its caches."""
-        view = self._part("graph", reading)
-        assert view.graph is not None
-        return Held(view.graph, view.lock, view.version)
-
-    def graph(self) -> GraphSnapshot:
-        return self.held_graph().graph

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -41,7 +41,6 @@ from hipporag_neo4j.stores.base import (
     StoreMeta,
     SynonymEdge,
     Vector,
-    WalkParams,
     WriteResult,
     check_no_reembed,
     chunks_of_parents,
@@ -52,7 +51,7 @@ from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, auto_eng
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
-from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, PprEngine, make_engine, read_graph_version
+from hipporag_neo4j.stores.neo4j.engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
 from hipporag_neo4j.stores.neo4j.view import Neo4jView
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
@@ -126,8 +125,8 @@ class Neo4jStore:
         return self._copy
 
     def view(self) -> Neo4jView:
-        """One query's reads at the graph version the server holds now: the version and model are read
-        here (``client_state``, one round trip) and every read of the view uses them (see
+        """One query's reads at one graph version: the version and model are read on its first read
+        (``client_state``, one round trip) and every later read of the view uses them (see
         :class:`~.view.Neo4jView`)."""
         self._ready()
         return Neo4jView(self, self.copy.reading())
@@ -285,7 +284,7 @@ class Neo4jStore:
     ) -> list[list[PhraseHit]]:
         caps = self._ready()
         if self._client_vectors():
-            return self.copy.nearest_phrases(vectors, top_k, min_similarity, exclude_ids)
+            return self.view().nearest_phrases(vectors, top_k, min_similarity, exclude_ids)
         return vector_search.nearest_phrases(
             self.runner, self.namespace, caps.vector_query, vectors, top_k, min_similarity, exclude_ids
         )
@@ -354,7 +353,7 @@ class Neo4jStore:
         if not wanted:
             return {}
         if self._client_vectors():
-            return self.copy.phrases_by_name(wanted)
+            return self.view().phrases_by_name(wanted)
         rows = self.runner.read_batched("read_phrases_by_name", "names", wanted, namespace=self.namespace)
         return {
             str(r["name"]): PhraseHit(str(r["id"]), str(r["name"]), 1.0, int(r["passage_count"] or 0))
@@ -405,8 +404,6 @@ class Neo4jStore:
     def _aura_engine(self) -> AuraPpr:
         aura = self.settings.aura
         return AuraPpr(
-            self.runner,
-            self.namespace,
             self.copy,
             self.aura_sessions(),
             session=self.aura_session_name(),
@@ -435,59 +432,18 @@ class Neo4jStore:
             "gds_graph_memory", leader=True, prefix=namespace_prefix(self.database, self.namespace)
         )
 
-    def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
-        return self.ppr_engine().run(seeds, walk)
-
-    def graph_passage_scores(
-        self,
-        seeds: dict[str, float],
-        walk: WalkParams,
-        limit: int,
-        explain_phrases: int,
-        join: GraphJoin | None = None,
-    ) -> list[PassageScore]:
-        return self.ppr_engine().passage_scores(seeds, walk, limit, explain_phrases, join)
-
-    def dense_passage_scores(self, vector: Vector, limit: int) -> Sequence[PassageScore]:
+    def index_dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]:
+        """Passages by cosine from the server's vector index (``neo4j.vector_search = index``)."""
         caps = self._ready()
-        if self._client_vectors():
-            return self.copy.dense_passage_scores(vector, limit)
         return vector_search.dense_passages(self.runner, self.namespace, caps.vector_query, vector, limit)
 
-    def nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
+    def index_nearest_facts(self, vector: Vector, top_k: int) -> list[FactHit]:
+        """Facts by cosine from the server's vector index (``neo4j.vector_search = index``)."""
         caps = self._ready()
-        if self._client_vectors():
-            return self.copy.nearest_facts(vector, top_k)
         return vector_search.nearest_facts(self.runner, self.namespace, caps.vector_query, vector, top_k)
 
-    def passage_node_scores(
-        self,
-        phrase_seeds: dict[str, float],
-        passage_seeds: Mapping[str, float],
-        walk: WalkParams,
-        limit: int,
-        explain_phrases: int,
-        join: GraphJoin | None = None,
-    ) -> list[PassageScore]:
-        return self.ppr_engine().passage_node_scores(
-            phrase_seeds, passage_seeds, walk, limit, explain_phrases, join
-        )
-
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
-        if not ids:
-            return {}
-        rows = self.runner.read_batched(
-            "read_passages", "ids", list(dict.fromkeys(ids)), namespace=self.namespace
-        )
-        return {
-            str(r["id"]): Passage(
-                id=str(r["id"]),
-                text=str(r["text"]),
-                title=r["title"],
-                metadata=json.loads(r["metadata_json"]) if r["metadata_json"] else {},
-            )
-            for r in rows
-        }
+        return self.copy.read_passages(list(dict.fromkeys(ids))) if ids else {}
 
     def list_passages(self, after: str, limit: int) -> list[PassageInfo]:
         rows = self.runner.read("list_passages", namespace=self.namespace, after=after, limit=limit)
@@ -527,7 +483,7 @@ class Neo4jStore:
 
     def passage_count(self) -> int:
         if self._client_vectors():
-            return self.copy.passage_count()
+            return self.view().passage_count()
         return int(self.runner.read("read_passage_count", namespace=self.namespace)[0]["passages"])
 
     def _consistent_counts(self) -> Record:

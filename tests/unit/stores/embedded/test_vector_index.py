@@ -165,8 +165,11 @@ def _reads(store: EmbeddedStore, queries: np.ndarray, k: int = 1) -> list[object
     """The best ``k`` of each search (1: the planted row, which the index must find)."""
     return [
         [[(h.id, round(h.similarity, 6)) for h in row] for row in store.nearest_phrases(queries, k, -1.0)],
-        [[(f.id, round(f.similarity, 6)) for f in store.nearest_facts(q, k)] for q in queries],
-        [[(p.passage_id, round(p.score, 6)) for p in store.dense_passage_scores(q, k)] for q in queries],
+        [[(f.id, round(f.similarity, 6)) for f in store.view().nearest_facts(q, k)] for q in queries],
+        [
+            [(p.passage_id, round(p.score, 6)) for p in store.view().dense_passage_scores(q, k)]
+            for q in queries
+        ],
     ]
 
 
@@ -203,7 +206,7 @@ def test_a_later_write_is_searched_before_the_index_is_extended(tmp_path: Path) 
     store = _open(path, VectorSearch("approximate", probes=1))
     _write(store, rng, 0, 4_000)
     store.nearest_phrases(_clustered(rng, 1), 3, -1.0)
-    store.nearest_facts(_clustered(rng, 1)[0], 3)
+    store.view().nearest_facts(_clustered(rng, 1)[0], 3)
     assert store.index_builds == 2
     # another writer adds phrases; this store's index does not hold them yet
     other = _open(path, VectorSearch("exact"))
@@ -211,7 +214,7 @@ def test_a_later_write_is_searched_before_the_index_is_extended(tmp_path: Path) 
     queries = _near(rng, added[::50])
     hits = store.nearest_phrases(queries, 1, -1.0)
     assert [row[0].id for row in hits] == [f"ph{4_000 + i}" for i in range(0, 400, 50)]
-    facts = [store.nearest_facts(q, 1)[0].id for q in queries]
+    facts = [store.view().nearest_facts(q, 1)[0].id for q in queries]
     assert facts == [f"fph{4_000 + i}" for i in range(0, 400, 50)]
     assert store.index_builds == 2  # the tail was scanned, nothing trained again
 
@@ -240,8 +243,8 @@ def test_auto_switches_by_rows_and_small_stores_stay_exact(tmp_path: Path) -> No
     assert small.index_builds == 0 and not (tmp_path / "small" / INDEX_DIR).exists()
     big = _open(tmp_path / "small", VectorSearch("auto", min_rows=2_000))
     big.nearest_phrases(queries, 3, -1.0)
-    big.nearest_facts(queries[0], 3)
-    big.dense_passage_scores(queries[0], 3)  # 250 passages: below min_rows, exact
+    big.view().nearest_facts(queries[0], 3)
+    big.view().dense_passage_scores(queries[0], 3)  # 250 passages: below min_rows, exact
     assert big.index_builds == 2
 
 

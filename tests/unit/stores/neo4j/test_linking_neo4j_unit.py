@@ -15,7 +15,7 @@ from hipporag_neo4j.linking.neo4j import Neo4jEnterpriseGraph
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
-from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr, GdsPpr, LocalPpr, PprEngine
+from hipporag_neo4j.stores.neo4j.engines import AuraPpr, GdsPpr, LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, join_infix
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
 from hipporag_neo4j.stores.neo4j.writer import CypherRunner
@@ -160,9 +160,9 @@ def engines(srv: FakeServer) -> dict[str, PprEngine]:
         return catalogs.setdefault((kind, join), ProjectionCatalog(runner, "neo4j", NS, kind, join))
 
     copy = ClientCopy(runner, NS)
-    aura = AuraPpr(runner, NS, copy, SESSIONS, session="s", memory=None, ttl=timedelta(minutes=5))
+    aura = AuraPpr(copy, SESSIONS, session="s", memory=None, ttl=timedelta(minutes=5))
     return {
-        "local": LocalPpr(runner, NS, copy),
+        "local": LocalPpr(copy),
         "gds-weighted": GdsPpr(runner, catalog, NS, weighted=True),
         "gds-linear": GdsPpr(runner, catalog, NS, weighted=False),
         "aura": aura,

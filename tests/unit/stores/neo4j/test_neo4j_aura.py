@@ -22,7 +22,7 @@ from hipporag_neo4j.stores.neo4j.aura import (
     session_name,
 )
 from hipporag_neo4j.stores.neo4j.capabilities import decide
-from hipporag_neo4j.stores.neo4j.ppr_engines import AuraPpr
+from hipporag_neo4j.stores.neo4j.engines import AuraPpr
 from tests.support.aura_fakes import FakeSessions
 from tests.support.neo4j_emulation import FakeServer
 from tests.support.neo4j_engines import (
@@ -44,8 +44,6 @@ pytestmark = pytest.mark.unit
 def aura_engine(g: Any, sessions: FakeSessions, **kw: Any) -> tuple[AuraPpr, Process]:
     process = Process(FakeServer(g), "local")
     engine = AuraPpr(
-        process.runner,
-        NS,
         process.copy,
         sessions,
         session=session_name("neo4j", NS),
@@ -141,7 +139,9 @@ def test_the_store_runs_aura_when_asked_and_deletes_the_session_on_request(
     store = Neo4jStore(settings, driver=driver, aura_sessions=sessions)  # type: ignore[arg-type]
     store.open("m", 3)
     assert store.capabilities().ppr_engine == "aura"
-    found = store.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 300, 1e-13), 4, 2)
+    found = store.view().passage_node_scores(
+        PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 300, 1e-13), 4, 2
+    )
     assert [s.passage_id for s in found] == [
         s.passage_id for s in reference_passage_nodes(g, PHRASE_SEEDS, PASSAGE_SEEDS, 4, 2)
     ]

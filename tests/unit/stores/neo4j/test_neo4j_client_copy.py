@@ -27,15 +27,15 @@ def test_the_graph_is_read_once_per_version_and_ranks_as_the_reference() -> None
     store = store_on(FakeServer(g), gds=None, version="5.26.0")
     driver = store.runner.driver
     seeds = {"ph03": 0.5, "ph17": 0.3}
-    first = store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
-    again = store.graph_passage_scores({"ph07": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    first = store.view().graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    again = store.view().graph_passage_scores({"ph07": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert [s.passage_id for s in first] == [p for p, _ in reference_passage_scores(g, seeds, 5)]
     assert [s.score for s in first] == pytest.approx([s for _, s in reference_passage_scores(g, seeds, 5)])
     assert again and all(s.top_phrases for s in again)
     assert len(driver.named("client_mentions")) == 1  # one read for both queries
     assert not driver.named("passage_scores")  # aggregated in process: no phrase score shipped
     g.bump(NS)  # a write elsewhere
-    store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    store.view().graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert len(driver.named("client_mentions")) == 2
 
 
@@ -61,7 +61,7 @@ def test_vectors_are_read_once_by_id_and_searched_exactly() -> None:
     assert [c.params["ids"] for c in driver.named("client_vectors_phrase")][-1] == [
         "zz-new"
     ]  # ... alone read
-    dense = store.dense_passage_scores(query[0], 4)
+    dense = store.view().dense_passage_scores(query[0], 4)
     passages = g.of("Passage", NS)
     best = max(passages, key=lambda n: float(np.dot(n.props["embedding"], query[0].astype(np.float64))))
     assert len(dense) == 4 and dense[0].passage_id == best.props["id"]
@@ -81,9 +81,9 @@ def test_a_read_that_saw_a_commit_is_used_once_and_not_kept() -> None:
             committed.append(g.versions[NS])
 
     driver.after_statement.append(hook)
-    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert committed and len(driver.named("client_edges")) == 2  # read again at the new version
-    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert len(driver.named("client_edges")) == 2  # and that one kept
 
 
@@ -103,7 +103,7 @@ def test_a_read_torn_by_a_commit_between_its_statements_is_read_again() -> None:
             committed.append(g.versions[NS])
 
     driver.after_statement.append(hook)
-    scores = store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    scores = store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert committed and len(driver.named("client_edges")) == 2  # torn once, then read whole
     assert [s.passage_id for s in scores] == [p for p, _ in reference_passage_scores(g, {"ph03": 1.0}, 5)]
 
@@ -111,7 +111,7 @@ def test_a_read_torn_by_a_commit_between_its_statements_is_read_again() -> None:
 def test_the_index_setting_keeps_the_vector_indexes() -> None:
     g = with_vectors(corpus())
     store = store_on(FakeServer(g), gds=None, version="5.26.0", vector_search="index")
-    store.dense_passage_scores(np.asarray(unit(1, 0, 0), dtype=np.float32), 3)
+    store.view().dense_passage_scores(np.asarray(unit(1, 0, 0), dtype=np.float32), 3)
     assert store.runner.driver.named("vector_passages") and not store.runner.driver.named("client_passages")
 
 
@@ -129,10 +129,10 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
     driver = store.runner.driver
     query = np.asarray([unit(1, 0.2, 0)], dtype=np.float32)
     store.nearest_phrases(query, 3, -1.0, None)
-    store.dense_passage_scores(query[0], 4)
-    store.nearest_facts(query[0], 4)
+    store.view().dense_passage_scores(query[0], 4)
+    store.view().nearest_facts(query[0], 4)
     store.passage_count()
-    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     reads = {
         name: len(driver.named(name))
         for name in ("client_phrases", "client_passages", "client_facts", "client_mentions", "client_edges")
@@ -174,12 +174,14 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
     def answers(s: object) -> tuple[object, ...]:
         return (
             s.nearest_phrases(query, 3, -1.0, None),  # type: ignore[attr-defined]
-            s.dense_passage_scores(query[0], 40),  # type: ignore[attr-defined]
-            s.nearest_facts(query[0], 5),  # type: ignore[attr-defined]
+            s.view().dense_passage_scores(query[0], 40),  # type: ignore[attr-defined]
+            s.view().nearest_facts(query[0], 5),  # type: ignore[attr-defined]
             s.passage_count(),  # type: ignore[attr-defined]
             s.phrases_by_name(["aa new", "phrase 03"]),  # type: ignore[attr-defined]
-            s.graph_passage_scores({"aa-new": 1.0, "ph07": 0.5}, WalkParams(DAMPING, 200, 1e-12), 8, 3),  # type: ignore[attr-defined]
-            s.passage_node_scores(
+            s.view().graph_passage_scores(
+                {"aa-new": 1.0, "ph07": 0.5}, WalkParams(DAMPING, 200, 1e-12), 8, 3
+            ),  # type: ignore[attr-defined]
+            s.view().passage_node_scores(
                 {"aa-new": 1.0}, {"p-mid": 0.2, "p03": 0.1}, WalkParams(DAMPING, 200, 1e-12), 8, 3
             ),  # type: ignore[attr-defined]
         )

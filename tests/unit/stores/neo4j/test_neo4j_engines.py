@@ -17,7 +17,7 @@ import pytest
 
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.base import WalkParams
-from hipporag_neo4j.stores.neo4j.ppr_engines import GdsPpr, LocalPpr
+from hipporag_neo4j.stores.neo4j.engines import GdsPpr, LocalPpr
 from hipporag_neo4j.stores.neo4j.projection import (
     graph_name,
     graph_prefix,
@@ -389,16 +389,17 @@ def test_passage_rankings_on_gds_are_one_statement_each(gds: str, engine: str) -
     g = corpus()
     store = store_on(FakeServer(g), gds=gds, version="2025.04.0" if gds == "2.17.0" else "5.26.0")
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
-    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)  # projects
+    store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)  # projects
     driver.calls.clear()
-    found = store.graph_passage_scores(PHRASE_SEEDS, WalkParams(DAMPING, 200, 1e-12), 5, 2)
-    assert driver.names_run() == ["meta_graph_version", f"gds_passage_scores_{engine}"]
+    found = store.view().graph_passage_scores(PHRASE_SEEDS, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    # the view's one version check, then the ranking on the warm projection of that version
+    assert driver.names_run() == ["client_state", f"gds_passage_scores_{engine}"]
     assert "scores" not in driver.calls[-1].params  # PPR scores never leave the server
     assert [(s.passage_id, pytest.approx(s.score)) for s in found] == reference_passage_scores(
         g, PHRASE_SEEDS, 5
     )
     driver.calls.clear()
-    store.passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 100, 1e-8), 5, 2)
+    store.view().passage_node_scores(PHRASE_SEEDS, PASSAGE_SEEDS, WalkParams(DAMPING, 100, 1e-8), 5, 2)
     assert driver.names_run()[-1] == f"gds_passage_nodes_{engine}"
     assert "gds_project_passage_graph" in driver.names_run()
 
@@ -407,10 +408,10 @@ def test_close_drops_the_projections_this_process_made_only() -> None:
     g = corpus()
     srv = FakeServer(g)
     ours = store_on(srv)
-    ours.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
-    ours.passage_node_scores({"ph03": 1.0}, {}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
+    ours.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
+    ours.view().passage_node_scores({"ph03": 1.0}, {}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
     theirs = store_on(srv)
-    theirs.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)  # reuses ours
+    theirs.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)  # reuses ours
     assert len(srv.catalog) == 2
     memory = theirs.gds_projections()
     assert [m["graph_name"] for m in memory] == sorted(srv.catalog) and memory[0]["memory_usage"]
@@ -424,7 +425,7 @@ def test_close_drops_the_projections_this_process_made_only() -> None:
 def test_closing_survives_an_unreachable_server() -> None:
     g = corpus()
     store = store_on(FakeServer(g))
-    store.graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
+    store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 100, 1e-8), 5, 2)
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
     from neo4j.exceptions import ServiceUnavailable
 
@@ -439,11 +440,13 @@ def test_the_linear_fallback_hands_many_seeds_to_the_in_process_engine() -> None
     store = store_on(FakeServer(g), gds="2.13.2", version="5.26.0")
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
     passage_seeds = {f"p{j:02d}": 0.01 * (j + 1) for j in range(70)}
-    found = store.passage_node_scores(PHRASE_SEEDS, passage_seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    found = store.view().passage_node_scores(
+        PHRASE_SEEDS, passage_seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2
+    )
     expected = reference_passage_nodes(g, PHRASE_SEEDS, passage_seeds, 5, 2)
     assert [s.passage_id for s in found] == [s.passage_id for s in expected]
     assert not driver.named("gds_passage_nodes_linear") and driver.named("client_mentions")
-    store.passage_node_scores(PHRASE_SEEDS, {"p01": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    store.view().passage_node_scores(PHRASE_SEEDS, {"p01": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     assert driver.named("gds_passage_nodes_linear")  # few seeds: GDS
 
 

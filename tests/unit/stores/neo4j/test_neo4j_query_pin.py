@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -89,27 +90,28 @@ def test_without_a_view_every_call_checks_the_version() -> None:
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
     query = np.asarray([unit(1, 0.2, 0)], dtype=np.float32)
 
-    def calls(s: Neo4jStore | Neo4jView) -> None:
-        s.passage_count()
-        s.nearest_phrases(query, 3, -1.0, None)
-        s.nearest_facts(query[0], 3)
-        s.dense_passage_scores(query[0], 5)
-        s.phrases_by_name(["phrase 03"])
-        s.passage_node_scores({"ph03": 1.0}, {"p01": 0.5}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
-        s.get_passages(["p01", "p02"])
+    def calls(view: Callable[[], Neo4jView]) -> None:
+        view().passage_count()
+        view().nearest_phrases(query, 3, -1.0, None)
+        view().nearest_facts(query[0], 3)
+        view().dense_passage_scores(query[0], 5)
+        view().phrases_by_name(["phrase 03"])
+        view().passage_node_scores({"ph03": 1.0}, {"p01": 0.5}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+        view().get_passages(["p01", "p02"])
 
-    calls(store)  # warm
+    calls(store.view)  # warm
     driver.calls.clear()
-    calls(store)
+    calls(store.view)  # a view per call: each checks the version
     assert statements(driver) == Counter({"client_state": 6, "read_passages": 1})
     driver.calls.clear()
     view = store.view()
-    calls(view)
+    calls(lambda: view)
     assert statements(driver) == Counter({"client_state": 1, "read_passages": 1})  # rows not held yet
     driver.calls.clear()
-    calls(view)  # the same view again: nothing read
+    calls(lambda: view)  # the same view again: nothing read
     assert statements(driver) == Counter()
-    calls(store.view())  # a new view: the version checked once, the rows held for it
+    again = store.view()
+    calls(lambda: again)  # a new view: the version checked once, the rows held for it
     assert statements(driver) == Counter({"client_state": 1})
 
 
@@ -195,7 +197,7 @@ def test_gds_engines_use_the_views_version_and_never_project_an_older_one(gds: s
     store = store_on(FakeServer(g), gds=gds, version=version)
     driver: FakeDriver = store.runner.driver  # type: ignore[assignment]
     seeds = PHRASE_SEEDS
-    store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)  # projects the current version
+    store.view().graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)  # projects the current
     catalog = store.projections("phrases")
     made = catalog.projections_made
     driver.calls.clear()
@@ -207,7 +209,7 @@ def test_gds_engines_use_the_views_version_and_never_project_an_older_one(gds: s
     # another process commits, and a query begun after it projects the new version ...
     g.bump(NS)
     other = threading.Thread(
-        target=lambda: store.graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+        target=lambda: store.view().graph_passage_scores(seeds, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     )
     other.start()
     other.join(10)

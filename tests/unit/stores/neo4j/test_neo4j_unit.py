@@ -578,7 +578,7 @@ def test_dense_passage_scores_over_fetch_and_convert_scores() -> None:
 
     driver = opened_driver().on("vector_passages", respond)
     store = open_store(driver, vector_search="index")
-    scores = store.dense_passage_scores(vec(1, 0, 0), 2)
+    scores = store.view().dense_passage_scores(vec(1, 0, 0), 2)
     assert calls == [18, 72]
     assert [(s.passage_id, round(s.score, 6)) for s in scores] == [("p2", 0.9), ("p1", 0.8)]
 
@@ -747,7 +747,7 @@ def test_vector_scores_are_exact_cosines_not_quantized_index_scores() -> None:
     threshold = hits[2].similarity - 1e-5
     kept = store.nearest_phrases(np.stack([query]), top_k=5, min_similarity=threshold)[0]
     assert [h.id for h in kept] == [h.id for h in hits[:3]]
-    dense = store.dense_passage_scores(query, 4)
+    dense = store.view().dense_passage_scores(query, 4)
     for item in dense:
         stored = g.nodes[g.iid("Passage", "kb", item.passage_id)].props["embedding"]  # type: ignore[index]
         assert item.score == pytest.approx(exact_cosine(stored, query), abs=1e-6)
@@ -782,7 +782,7 @@ def test_nearest_facts_over_fetch_past_other_namespaces_and_score_exactly() -> N
         g.fact("other", f"o{i}", "x1", "is", "x2", list(v / np.linalg.norm(v)))
     driver = srv.install(opened_driver())
     store = open_store(driver, vector_search="index")
-    hits = store.nearest_facts(target.astype(np.float32), 4)
+    hits = store.view().nearest_facts(target.astype(np.float32), 4)
     assert [h.id for h in hits][:2] == ["f-tie-a", "f-tie-b"]  # ties by id
     assert len(hits) == 4 and all(h.id.startswith("f") for h in hits)
     assert hits[0].similarity == pytest.approx(1.0, abs=1e-6)
@@ -799,7 +799,7 @@ def test_nearest_facts_over_fetch_past_other_namespaces_and_score_exactly() -> N
     )
     fetches = [c.params["fetch"] for c in driver.named("vector_facts")]
     assert fetches == [20, 80]  # the other namespace filled the first fetch
-    assert store.nearest_facts(target.astype(np.float32), 0) == []
+    assert store.view().nearest_facts(target.astype(np.float32), 0) == []
 
 
 def test_nearest_facts_use_search_on_2026() -> None:
@@ -807,7 +807,7 @@ def test_nearest_facts_use_search_on_2026() -> None:
     g.fact("kb", "f1", "ph01", "is", "ph02", g.nodes[g.iid("Phrase", "kb", "ph01")].props["embedding"])  # type: ignore[index]
     driver = srv.install(opened_driver(version="2026.04.0", gds="2.26.0"))
     store = open_store(driver, vector_search="index")
-    assert [h.id for h in store.nearest_facts(np.ones(8, dtype=np.float32) / np.sqrt(8), 3)] == ["f1"]
+    assert [h.id for h in store.view().nearest_facts(np.ones(8, dtype=np.float32) / np.sqrt(8), 3)] == ["f1"]
     assert driver.named("vector_facts_search") and not driver.named("vector_facts")
 
 
@@ -859,10 +859,10 @@ def test_capability_notes_make_no_claim_that_gds_and_the_local_engine_disagree()
     notes = " ".join(caps.notes)
     assert "loses the mass" not in notes and "isolated" not in notes
     assert "normalised" in notes and caps.gds_status == "ok"
-    from hipporag_neo4j.stores.neo4j import capabilities, ppr_engines
+    from hipporag_neo4j.stores.neo4j import capabilities, engines
 
     assert not hasattr(capabilities, "DANGLING_NOTE")
-    assert "lets the mass of a dangling node" not in (ppr_engines.__doc__ or "")
+    assert "lets the mass of a dangling node" not in (engines.__doc__ or "")
 
 
 def test_doctor_names_the_engine_the_gds_status_and_the_projection_memory(
