@@ -294,9 +294,9 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
     load: dict[str, float] = {}
     rss0 = rss_mib()
     with timed(load, "phrase_index"):
-        store._phrase_index()
+        store.cache.phrase_index()
     with timed(load, "graph_snapshot"):
-        graph = store._graph()
+        graph = store.cache.graph()
     out["snapshot_load_s"] = {k: round(v, 3) for k, v in load.items()}
     out["rss_after_snapshot_mib"] = round(rss_mib(), 1)
     out["snapshot_rss_growth_mib"] = round(rss_mib() - rss0, 1)

@@ -10,8 +10,8 @@ from collections.abc import Iterator, Sequence
 
 from hipporag_neo4j.linking.model import NodeLink, SameAs
 from hipporag_neo4j.models import LinkedEntity, check_identifier
+from hipporag_neo4j.stores.neo4j.runner import CypherTransaction, Record
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
-from hipporag_neo4j.stores.neo4j.writer import CypherTransaction, Record
 
 
 class Neo4jEnterpriseGraph:

@@ -17,8 +17,8 @@ import scipy.sparse as sp
 
 from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.stores.base import WalkParams
-from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_files
-from hipporag_neo4j.stores.embedded import store as store_module
+from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_cache, snapshot_files
+from hipporag_neo4j.stores.memory import graph as memory_graph
 from hipporag_neo4j.stores.memory import spare_rows
 from hipporag_neo4j.stores.memory.graph import GraphSnapshot
 from hipporag_neo4j.stores.memory.strings import StringTable
@@ -67,7 +67,7 @@ def test_a_snapshot_is_persisted_and_mapped_on_reopen_without_a_rebuild(
     store = _open(path)
     _index(store, ALL)
     first = _reads(store)
-    assert store.snapshot_builds == 1
+    assert store.cache.snapshot_builds == 1
     version = store.stats().extra["graph_version"]
     assert _versions(path) == [f"v{version}"]
     store.close()
@@ -75,11 +75,11 @@ def test_a_snapshot_is_persisted_and_mapped_on_reopen_without_a_rebuild(
     def no_build(*args: Any) -> GraphSnapshot:
         raise AssertionError("the snapshot was rebuilt although a current one was persisted")
 
-    monkeypatch.setattr(GraphSnapshot, "load", no_build)
-    monkeypatch.setattr(snapshot, "transition_matrix", no_build)  # HippoRAG 2's walk graph is mapped too
+    monkeypatch.setattr(snapshot, "load_graph", no_build)
+    monkeypatch.setattr(memory_graph, "transition_matrix", no_build)  # HippoRAG 2's walk graph is mapped too
     again = _open(path)
     assert _reads(again) == first
-    assert (again.snapshot_builds, again.snapshot_maps) == (0, 1)
+    assert (again.cache.snapshot_builds, again.cache.snapshot_maps) == (0, 1)
     again.close()
 
 
@@ -92,14 +92,16 @@ def test_persisted_and_in_memory_snapshots_answer_identically(tmp_path: Path) ->
     persisted.close()
     reopened = _open(tmp_path / "persisted")
     assert _reads(reopened) == _reads(plain)
-    assert reopened.snapshot_maps == 1 and not (tmp_path / "plain" / snapshot_files.SNAPSHOT_DIR).exists()
+    assert (
+        reopened.cache.snapshot_maps == 1 and not (tmp_path / "plain" / snapshot_files.SNAPSHOT_DIR).exists()
+    )
 
 
 def _carry(monkeypatch: pytest.MonkeyPatch, carry: bool) -> None:
     """carry=False: every version brought forward from the persisted one and written (the path of a
     process that opens the store after others wrote); True: carried forward in memory (the default)."""
     if not carry:
-        monkeypatch.setattr(store_module, "CARRY_COMMITS", 0)
+        monkeypatch.setattr(snapshot_cache, "CARRY_COMMITS", 0)
 
 
 @pytest.mark.parametrize("carry", [True, False])
@@ -114,7 +116,7 @@ def test_a_write_makes_the_snapshot_stale_and_the_next_read_brings_it_forward(
     _index(writer, ALL - FIRST)  # another object (as another process): the reader's snapshot is stale
     after = _reads(reader)
     # appended rows only: carried forward in memory or brought forward from the persisted version
-    counts = (reader.snapshot_builds, reader.snapshot_carries, reader.snapshot_updates)
+    counts = (reader.cache.snapshot_builds, reader.cache.snapshot_carries, reader.cache.snapshot_updates)
     assert counts == ((1, 1, 0) if carry else (1, 0, 1)) and after != before
     clean = _open(tmp_path / "clean", persist=False)
     _index(clean, ALL)
@@ -124,8 +126,8 @@ def test_a_write_makes_the_snapshot_stale_and_the_next_read_brings_it_forward(
     assert _versions(path) == [f"v{version - 1 if carry else version}"]
     # a third object opening now brings the persisted one forward or maps the current version
     third = _open(path)
-    assert _reads(third) == after and third.snapshot_builds == 0
-    assert (third.snapshot_updates, third.snapshot_maps) == ((1, 0) if carry else (0, 1))
+    assert _reads(third) == after and third.cache.snapshot_builds == 0
+    assert (third.cache.snapshot_updates, third.cache.snapshot_maps) == ((1, 0) if carry else (0, 1))
 
 
 def test_a_snapshot_with_the_right_version_but_another_commit_token_is_not_used(tmp_path: Path) -> None:
@@ -142,7 +144,7 @@ def test_a_snapshot_with_the_right_version_but_another_commit_token_is_not_used(
     manifest.write_text(json.dumps(data))
     again = _open(path)
     _reads(again)
-    assert (again.snapshot_builds, again.snapshot_maps) == (1, 0)
+    assert (again.cache.snapshot_builds, again.cache.snapshot_maps) == (1, 0)
 
 
 @pytest.mark.parametrize("damage", ["truncate", "manifest", "older format", "missing"])
@@ -169,11 +171,11 @@ def test_a_damaged_or_older_snapshot_is_rebuilt_not_served_then_replaced(tmp_pat
         (directory / "mentions_indices.npy").unlink()
     rebuilt = _open(path)
     assert _reads(rebuilt) == want
-    assert (rebuilt.snapshot_builds, rebuilt.snapshot_maps) == (1, 0)
+    assert (rebuilt.cache.snapshot_builds, rebuilt.cache.snapshot_maps) == (1, 0)
     rebuilt.close()
     mapped = _open(path)
     assert _reads(mapped) == want
-    assert (mapped.snapshot_builds, mapped.snapshot_maps) == (0, 1)
+    assert (mapped.cache.snapshot_builds, mapped.cache.snapshot_maps) == (0, 1)
     mapped.close()
     assert _versions(path) == [directory.name]
     named = json.loads((directory / snapshot_files.MANIFEST).read_text())["files"]
@@ -200,7 +202,10 @@ def test_rows_changed_outside_the_store_are_caught_by_the_row_counts(tmp_path: P
     conn.close()
     again = _open(path)
     again.nearest_phrases(EMB.encode(["x"]), 1, -1.0)
-    assert (again.snapshot_builds, again.snapshot_maps) == (0, 0)  # the phrase index came from SQL
+    assert (again.cache.snapshot_builds, again.cache.snapshot_maps) == (
+        0,
+        0,
+    )  # the phrase index came from SQL
     assert again.nearest_phrases(EMB.encode(["x"]), 1, 0.99)[0][0].id == "x"
 
 
@@ -243,7 +248,7 @@ def test_a_crash_between_the_commit_and_the_snapshot_write_leaves_a_store_that_o
     clean = _open(tmp_path / "clean", persist=False)
     _index(clean, ALL)
     assert _reads(again) == _reads(clean)  # the commit is there; the stale or torn snapshot is not served
-    assert again.snapshot_maps == (1 if files_before_death == 100 else 0)
+    assert again.cache.snapshot_maps == (1 if files_before_death == 100 else 0)
 
 
 def test_an_unwritable_snapshot_directory_only_costs_a_rebuild(
@@ -257,7 +262,7 @@ def test_an_unwritable_snapshot_directory_only_costs_a_rebuild(
     _index(store, ALL)
     clean = _open(tmp_path / "clean", persist=False)
     _index(clean, ALL)
-    assert _reads(store) == _reads(clean) and store.snapshot_builds == 1
+    assert _reads(store) == _reads(clean) and store.cache.snapshot_builds == 1
 
 
 def test_a_writer_keeps_appending_to_a_mapped_phrase_index(tmp_path: Path) -> None:
@@ -267,11 +272,11 @@ def test_a_writer_keeps_appending_to_a_mapped_phrase_index(tmp_path: Path) -> No
     _reads(store)
     store.close()
     again = _open(path)
-    index = again._phrase_index()
-    assert again.snapshot_maps == 1 and not index.vectors.flags.writeable  # mapped, read-only
+    index = again.cache.phrase_index()
+    assert again.cache.snapshot_maps == 1 and not index.vectors.flags.writeable  # mapped, read-only
     phrases, records = _records(ALL - FIRST)
     again.write_passages(phrases, records)
-    assert again._phrase_index() is index  # appended in memory, not reloaded
+    assert again.cache.phrase_index() is index  # appended in memory, not reloaded
     if spare_rows.reservable():  # grown over a copy-on-write mapping of the file, not copied
         assert index.copies == 0 and spare_rows.mapped_file(index.vectors) is None
     clean = _open(tmp_path / "clean", persist=False)
@@ -308,7 +313,7 @@ def test_string_table_bulk_lookups_agree_with_single_ones() -> None:
 def test_a_graph_version_that_serves_several_queries_switches_to_exact_factorised_ppr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hipporag_neo4j.stores.embedded import snapshot as snapshot_module  # where the solver is made
+    from hipporag_neo4j.stores.memory import graph as snapshot_module  # where the solver is made
 
     built: list[float] = []
     real = snapshot_module.FactorisedPpr
@@ -403,7 +408,7 @@ def _rebuilt(store: EmbeddedStore) -> dict[str, np.ndarray]:
 
 
 def _served(store: EmbeddedStore) -> dict[str, np.ndarray]:
-    graph = store._graph()
+    graph = store.cache.graph()
     arrays, extra = graph.arrays()
     return {**arrays, **{f"extra:{k}": np.asarray(v) for k, v in extra.items()}}
 
@@ -417,8 +422,8 @@ def test_a_snapshot_brought_forward_equals_a_rebuild_bit_for_bit(
     # after the first build, a version's transition matrices (the phrase graph's, HippoRAG 2's walk's)
     # are the base's with the changed rows recomputed, never rebuilt whole
     built: list[tuple[int, int]] = []
-    real = snapshot.transition_matrix
-    monkeypatch.setattr(snapshot, "transition_matrix", lambda a: built.append(a.shape) or real(a))
+    real = memory_graph.transition_matrix
+    monkeypatch.setattr(memory_graph, "transition_matrix", lambda a: built.append(a.shape) or real(a))
     for i, store in enumerate(_random_history(tmp_path / "store", rounds=5, seed=seed)):
         before = len(built)
         served = _served(store)
@@ -429,10 +434,10 @@ def test_a_snapshot_brought_forward_equals_a_rebuild_bit_for_bit(
             assert served[name].dtype == rebuilt[name].dtype, name
             assert np.array_equal(served[name], rebuilt[name]), name
     # built once, then carried or brought forward by every batch
-    counts = (store.snapshot_builds, store.snapshot_carries, store.snapshot_updates)
+    counts = (store.cache.snapshot_builds, store.cache.snapshot_carries, store.cache.snapshot_updates)
     assert counts == ((1, 9, 0) if carry else (1, 0, 9))
     # every adjacency entry that holds both relation counts and a synonym score went through R + S
-    graph = store._graph()
+    graph = store.cache.graph()
     assert np.any(graph.adjacency.data != np.round(graph.adjacency.data)) and graph.n_synonym_edges > 0
 
 
@@ -444,7 +449,7 @@ def test_a_delete_or_a_gap_in_the_log_means_a_rebuild_not_a_delta(tmp_path: Path
     store.delete_passages(["p1"])
     _index(store, ALL - FIRST)  # append-only, but after a delete: the persisted version cannot be used
     after_delete = _reads(store)
-    assert (store.snapshot_builds, store.snapshot_updates) == (2, 0)
+    assert (store.cache.snapshot_builds, store.cache.snapshot_updates) == (2, 0)
     clean = _open(tmp_path / "clean", persist=False)
     _index(clean, ALL - {"p1"})
     assert after_delete == _reads(clean)
@@ -457,7 +462,7 @@ def test_a_delete_or_a_gap_in_the_log_means_a_rebuild_not_a_delta(tmp_path: Path
         conn.execute("DELETE FROM snapshot_log WHERE version = (SELECT MAX(version) FROM snapshot_log)")
     conn.close()
     _reads(store)
-    assert (store.snapshot_builds, store.snapshot_updates) == (3, 0)
+    assert (store.cache.snapshot_builds, store.cache.snapshot_updates) == (3, 0)
 
 
 def _append_then_die_while_bringing_forward(path: str, point: str) -> None:
@@ -504,7 +509,7 @@ def test_a_crash_inside_bringing_the_snapshot_forward_never_serves_a_torn_one(
     clean = _open(tmp_path / "clean", persist=False)
     _index(clean, ALL)
     assert _reads(again) == _reads(clean)  # brought forward again over the torn bytes, never served them
-    assert (again.snapshot_builds, again.snapshot_updates) == (0, 1)
+    assert (again.cache.snapshot_builds, again.cache.snapshot_updates) == (0, 1)
     # the base version's rows were not disturbed: a store at the first version reads as before
     first = _open(tmp_path / "first", persist=False)
     _index(first, FIRST)
@@ -541,7 +546,7 @@ def test_the_log_keeps_only_the_rows_from_the_newest_persisted_snapshot_on(
     conn.close()
     # pruned by each commit below the newest persisted version (the one before it)
     assert logged == [versions[-2], versions[-1]]
-    assert store.snapshot_updates == len(versions) - 1
+    assert store.cache.snapshot_updates == len(versions) - 1
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -554,7 +559,7 @@ def test_the_fact_index_is_extended_by_appended_facts_and_equals_a_fresh_read(
         served = [store.view().nearest_facts(q, 6) for q in queries]
         with store._read() as conn:
             fresh = snapshot.load_facts(conn, store._dim)
-        facts = store._graph().facts
+        facts = store.cache.graph().facts
         assert facts is not None
         assert (facts.ids, facts.subject_ids, facts.predicates, facts.object_ids) == (
             fresh.ids,
@@ -567,32 +572,36 @@ def test_the_fact_index_is_extended_by_appended_facts_and_equals_a_fresh_read(
         other.open("random-model", 8)
         assert served == [other.view().nearest_facts(q, 6) for q in queries]
         other.close()
-    assert store.fact_loads == 1  # read whole once, then extended by every append-only commit
+    assert store.cache.fact_loads == 1  # read whole once, then extended by every append-only commit
     store.delete_passages(["pa-00000"])  # not append-only: read whole again
     store.view().nearest_facts(queries[0], 6)
-    assert store.fact_loads == 2
+    assert store.cache.fact_loads == 2
 
 
 def test_a_carried_snapshot_is_written_every_carry_commits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "CARRY_COMMITS", 4)
+    monkeypatch.setattr(snapshot_cache, "CARRY_COMMITS", 4)
     path = tmp_path / "store"
     written = []
     for store in _random_history(path, rounds=4, seed=3):
         _served(store)
-        store.wait_for_snapshot_writer()
+        store.cache.wait_for_snapshot_writer()
         written.append(max(int(v[1:]) for v in _versions(path)))
     # 1 build, then 7 commits all carried in memory; the query of the 4th commit since the persisted
     # version had that version brought forward and written by a thread of its own (no update here)
-    assert (store.snapshot_builds, store.snapshot_carries, store.snapshot_updates) == (1, 7, 0)
+    assert (store.cache.snapshot_builds, store.cache.snapshot_carries, store.cache.snapshot_updates) == (
+        1,
+        7,
+        0,
+    )
     assert written == [written[0]] * 4 + [written[0] + 4] * 4
     assert store.stats().extra["graph_version"] - written[-1] < 4
     reopened = EmbeddedStore(path)
     reopened.open("random-model", 8)
     served, rebuilt = _served(reopened), _rebuilt(reopened)  # brought forward from the written one
     assert served.keys() == rebuilt.keys() and all(np.array_equal(a, rebuilt[k]) for k, a in served.items())
-    assert (reopened.snapshot_builds, reopened.snapshot_updates) == (0, 1)
+    assert (reopened.cache.snapshot_builds, reopened.cache.snapshot_updates) == (0, 1)
 
 
 def test_a_mapped_matrix_grows_over_its_file_without_copying_or_writing_it(tmp_path: Path) -> None:
@@ -630,7 +639,7 @@ def test_the_walk_graph_is_laid_out_as_a_block_matrix_of_scipy(seed: int) -> Non
         links = mentions.copy()
         links.data[:] = 1.0
         expected = sp.bmat([[adjacency, links.T], [links, None]], format="csr") if n_passages else adjacency
-        got = snapshot.walk_adjacency(adjacency, mentions)
+        got = memory_graph.walk_adjacency(adjacency, mentions)
         assert got.shape == expected.shape
         for name in ("data", "indices", "indptr"):
             want, have = getattr(expected, name), getattr(got, name)

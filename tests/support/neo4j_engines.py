@@ -17,7 +17,7 @@ from hipporag_neo4j.stores.neo4j.projection import (
     ProjectionCatalog,
     ProjectionKind,
 )
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 from tests.support.neo4j_emulation import FakeGraph, FakeServer
 from tests.support.neo4j_fake import FakeDriver, server
 

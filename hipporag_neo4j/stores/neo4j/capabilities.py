@@ -11,7 +11,7 @@ from typing import Literal
 
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.neo4j.engines.gds import LINEAR_MAX_SEEDS
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 
 PprEngineName = Literal["gds-weighted", "gds-linear", "aura", "local"]
 VectorQueryForm = Literal["procedure", "search"]

@@ -57,7 +57,7 @@ from hipporag_neo4j.stores.base import (
 from hipporag_neo4j.stores.memory import delta
 from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex, canonical_adjacency
 from hipporag_neo4j.stores.memory.strings import StringTable
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction
 
 #: Reads of a part that may see a concurrent commit before one is used without being kept.
 MAX_READS = 3

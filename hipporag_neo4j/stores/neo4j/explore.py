@@ -16,7 +16,7 @@ from hipporag_neo4j.stores.base import (
     Neighbourhood,
     bounded_neighbourhood,
 )
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 
 
 def _phrase(r: Any) -> GraphNode:

@@ -25,7 +25,7 @@ from hipporag_neo4j.stores.base import (
     SynonymEdge,
 )
 from hipporag_neo4j.stores.neo4j.graph_model import EmbeddedLabel, embedding_label
-from hipporag_neo4j.stores.neo4j.writer import CypherTransaction
+from hipporag_neo4j.stores.neo4j.runner import CypherTransaction
 
 
 def bump_version(tx: CypherTransaction, namespace: str) -> int:

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.base import GraphJoin
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 
 ProjectionKind = Literal["phrases", "passages"]
 

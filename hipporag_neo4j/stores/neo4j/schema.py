@@ -29,7 +29,7 @@ from hipporag_neo4j.stores.neo4j.graph_model import (
     embedding_label,
     vector_index_name,
 )
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction, Record
 
 INDEX_TIMEOUT_SECONDS = 300
 #: Nodes labelled per transaction while migrating an older store.

@@ -53,8 +53,8 @@ from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
 from hipporag_neo4j.stores.neo4j.engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction, Record
 from hipporag_neo4j.stores.neo4j.view import Neo4jView
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner, CypherTransaction, Record
 
 #: Nodes deleted per transaction when a namespace is dropped.
 DROP_BATCH = 10_000

@@ -28,7 +28,7 @@ from hipporag_neo4j.stores.base import FactHit, Matrix, PassageScore, PhraseHit,
 from hipporag_neo4j.stores.neo4j.capabilities import VectorQueryForm
 from hipporag_neo4j.stores.neo4j.graph_model import EmbeddedLabel, vector_index_name
 from hipporag_neo4j.stores.neo4j.ingest import vector_list
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 
 MAX_FETCH = 10_000
 GROWTH = 4

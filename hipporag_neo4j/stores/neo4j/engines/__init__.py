@@ -48,7 +48,7 @@ from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy, Reading
 from hipporag_neo4j.stores.neo4j.engines.aura import AuraPpr
 from hipporag_neo4j.stores.neo4j.engines.gds import CatalogFactory, GdsPpr, read_graph_version
 from hipporag_neo4j.stores.neo4j.engines.local import LocalPpr
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 
 __all__ = ["AuraPpr", "GdsPpr", "LocalPpr", "PprEngine", "make_engine", "read_graph_version"]
 

@@ -11,7 +11,7 @@ from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
 from hipporag_neo4j.stores.neo4j.client_copy import Reading
 from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner, Record
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner, Record
 
 T = TypeVar("T")
 

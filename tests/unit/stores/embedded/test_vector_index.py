@@ -181,7 +181,7 @@ def test_approximate_answers_planted_queries_as_exact_and_is_persisted(tmp_path:
     planted = PER_PASSAGE * rng.choice(6_000 // PER_PASSAGE, 40, replace=False)  # phrase, fact, passage
     queries = _near(rng, vectors[planted])
     approx = _reads(store, queries)
-    assert store.index_builds == 3  # phrases, facts, passages
+    assert store.cache.index_builds == 3  # phrases, facts, passages
     assert {p.name for p in (path / INDEX_DIR).iterdir()} == {"phrase", "fact", "passage"}
     exact = _open(tmp_path / "store", VectorSearch("exact"))
     assert _reads(exact, queries) == approx
@@ -197,7 +197,7 @@ def test_approximate_answers_planted_queries_as_exact_and_is_persisted(tmp_path:
     # another process: the persisted indexes are loaded, not trained again
     again = _open(path, VectorSearch("approximate"))
     assert _reads(again, queries) == approx
-    assert again.index_builds == 0
+    assert again.cache.index_builds == 0
 
 
 def test_a_later_write_is_searched_before_the_index_is_extended(tmp_path: Path) -> None:
@@ -207,7 +207,7 @@ def test_a_later_write_is_searched_before_the_index_is_extended(tmp_path: Path) 
     _write(store, rng, 0, 4_000)
     store.nearest_phrases(_clustered(rng, 1), 3, -1.0)
     store.view().nearest_facts(_clustered(rng, 1)[0], 3)
-    assert store.index_builds == 2
+    assert store.cache.index_builds == 2
     # another writer adds phrases; this store's index does not hold them yet
     other = _open(path, VectorSearch("exact"))
     added = _write(other, rng, 4_000, 400)
@@ -216,7 +216,7 @@ def test_a_later_write_is_searched_before_the_index_is_extended(tmp_path: Path) 
     assert [row[0].id for row in hits] == [f"ph{4_000 + i}" for i in range(0, 400, 50)]
     facts = [store.view().nearest_facts(q, 1)[0].id for q in queries]
     assert facts == [f"fph{4_000 + i}" for i in range(0, 400, 50)]
-    assert store.index_builds == 2  # the tail was scanned, nothing trained again
+    assert store.cache.index_builds == 2  # the tail was scanned, nothing trained again
 
 
 def test_a_deletion_rebuilds_the_index_and_never_serves_moved_rows(tmp_path: Path) -> None:
@@ -224,13 +224,13 @@ def test_a_deletion_rebuilds_the_index_and_never_serves_moved_rows(tmp_path: Pat
     store = _open(tmp_path / "store", VectorSearch("approximate", probes=1))
     vectors = _write(store, rng, 0, 3_000)
     store.nearest_phrases(vectors[:1], 1, -1.0)
-    assert store.index_builds == 1
+    assert store.cache.index_builds == 1
     store.delete_passages(["pa0"])  # phrases 0..7 go: every later row moves up
     _write(store, rng, 3_000, 16)  # and the matrix is longer than the index again
     queries = _near(rng, vectors[100:3_000:100])
     hits = store.nearest_phrases(queries, 1, -1.0)
     assert [r[0].id for r in hits] == [f"ph{i}" for i in range(100, 3_000, 100)]
-    assert store.index_builds == 2
+    assert store.cache.index_builds == 2
 
 
 def test_auto_switches_by_rows_and_small_stores_stay_exact(tmp_path: Path) -> None:
@@ -240,12 +240,12 @@ def test_auto_switches_by_rows_and_small_stores_stay_exact(tmp_path: Path) -> No
     queries = _clustered(rng, 5)
     exact = _open(tmp_path / "small", VectorSearch("exact"))
     assert _reads(small, queries) == _reads(exact, queries)
-    assert small.index_builds == 0 and not (tmp_path / "small" / INDEX_DIR).exists()
+    assert small.cache.index_builds == 0 and not (tmp_path / "small" / INDEX_DIR).exists()
     big = _open(tmp_path / "small", VectorSearch("auto", min_rows=2_000))
     big.nearest_phrases(queries, 3, -1.0)
     big.view().nearest_facts(queries[0], 3)
     big.view().dense_passage_scores(queries[0], 3)  # 250 passages: below min_rows, exact
-    assert big.index_builds == 2
+    assert big.cache.index_builds == 2
 
 
 def test_synonym_search_stays_exact(tmp_path: Path) -> None:
@@ -254,7 +254,7 @@ def test_synonym_search_stays_exact(tmp_path: Path) -> None:
     vectors = _write(store, rng, 0, 3_000)
     ids = [f"ph{i}" for i in range(0, 3_000, 100)]
     with_exclude = store.nearest_phrases(vectors[::100], 20, 0.5, exclude_ids=ids)
-    assert store.index_builds == 0
+    assert store.cache.index_builds == 0
     exact = _open(tmp_path / "store", VectorSearch("exact"))
     assert with_exclude == exact.nearest_phrases(vectors[::100], 20, 0.5, exclude_ids=ids)
 
@@ -262,10 +262,9 @@ def test_synonym_search_stays_exact(tmp_path: Path) -> None:
 def test_a_long_tail_is_assigned_to_lists_and_persisted_without_training(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hipporag_neo4j.stores.embedded import store as store_module
-    from hipporag_neo4j.stores.embedded import vector_index
+    from hipporag_neo4j.stores.embedded import snapshot_cache, vector_index
 
-    monkeypatch.setattr(store_module, "INDEX_TAIL_ROWS", 100)
+    monkeypatch.setattr(snapshot_cache, "INDEX_TAIL_ROWS", 100)
     rng = np.random.default_rng(9)
     path = tmp_path / "store"
     store = _open(path, VectorSearch("approximate"))
@@ -283,4 +282,4 @@ def test_a_long_tail_is_assigned_to_lists_and_persisted_without_training(
     extended = vector_index.load(path / INDEX_DIR / "phrase", meta)
     assert extended is not None and extended.n_indexed == 2_250
     assert np.array_equal(extended.centroids, first.centroids)
-    assert store.index_builds == 1
+    assert store.cache.index_builds == 1

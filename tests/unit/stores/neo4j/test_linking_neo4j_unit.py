@@ -17,8 +17,8 @@ from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.engines import AuraPpr, GdsPpr, LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, join_infix
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner
 from tests.support.aura_fakes import FakeSessions
 from tests.support.neo4j_emulation import FakeGraph, FakeServer
 from tests.support.neo4j_fake import FakeDriver

@@ -43,7 +43,7 @@ from hipporag_neo4j.stores.neo4j.cypher import (
     split_statements,
 )
 from hipporag_neo4j.stores.neo4j.projection import graph_name
-from hipporag_neo4j.stores.neo4j.writer import CypherRunner, batches
+from hipporag_neo4j.stores.neo4j.runner import CypherRunner, batches
 from tests.support.neo4j_emulation import FakeGraph, FakeProjection, FakeServer
 from tests.support.neo4j_fake import FakeDriver, server
 from tests.support.neo4j_store_fakes import open_store, opened_driver, passage, settings, vec, write_driver
