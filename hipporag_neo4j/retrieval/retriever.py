@@ -8,7 +8,6 @@ by name from the registry (:data:`hipporag_neo4j.models.RETRIEVAL_MODES`).
 
 from __future__ import annotations
 
-import contextvars
 import copy
 import importlib
 import logging
@@ -116,8 +115,7 @@ class QuestionVector:
         self._busy = 0.0
         self._future: Future[tuple[Vector, Any]] | None = None
         if start:
-            # in the caller's context: the store's query pin (a context variable) covers the worker's calls
-            self._future = _encode_pool().submit(contextvars.copy_context().run, self._work)
+            self._future = _encode_pool().submit(self._work)
         self._value: tuple[Vector, Any] | None = None
 
     def _work(self) -> tuple[Vector, Any]:
