@@ -80,13 +80,14 @@ def _result(
 ) -> RetrievalResult:
     if note:
         run.notes.insert(0, note)
-    ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
+    ranked = run.scores.top(q.top_k)
     passages = retriever.view.get_passages([pid for pid, _ in ranked])
     ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
     note = "; ".join(run.notes) or None
+    graph_by_id = run.graph_scores.rows([pid for pid, _ in ranked])
     results = []
     for rank, (pid, score) in enumerate(ranked, start=1):
-        walked = run.graph_scores.get(pid)
+        walked = graph_by_id.get(pid)
         explanation = Explanation(
             query_entities=entities,
             linked=linked,
