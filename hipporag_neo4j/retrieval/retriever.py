@@ -200,6 +200,18 @@ class GraphRun:
     note: str | None
 
 
+@dataclass(frozen=True)
+class Mix:
+    """How a mode ranks the walk of a query (:meth:`Retriever.walk_and_mix`): mixed with dense scores with
+    ``graph_weight`` on the walk, or the walk alone (None); ``note`` says why, if the mode says."""
+
+    graph_weight: float | None
+    note: str | None = None
+
+
+WALK_ALONE = Mix(None)
+
+
 class Retriever:
     def __init__(
         self,
@@ -384,14 +396,15 @@ class Retriever:
         return scores
 
     def walk_and_mix(
-        self, q: Query, limit: int, weight: Callable[[GraphRun], float | None], dense_likely: bool = True
+        self, q: Query, limit: int, how: Callable[[GraphRun], Mix], dense_likely: bool = True
     ) -> RetrievalResult:
-        """The walk from the query's entities, mixed with dense scores when ``weight(run)`` gives the
-        graph's weight (None: the walk alone). With no linked entity there is nothing to walk from: the
-        result is dense's (noted). When the walk reaches fewer than ``top_k`` passages of a store that
-        holds more, the rest come from dense scores, after the walk's and noted as such. ``limit``: how
-        many walk scores (a mix normalises over the pool). ``dense_likely``: the question's vector is
-        encoded beside the entities (a mode that mixes); otherwise only if a fallback needs it."""
+        """The walk from the query's entities, ranked as ``how(run)`` says: mixed with dense scores with
+        its ``graph_weight`` on the walk, or the walk alone (None), and its note, if any, added to the
+        result's. With no linked entity there is nothing to walk from: the result is dense's (noted). When
+        the walk reaches fewer than ``top_k`` passages of a store that holds more, the rest come from dense
+        scores, after the walk's and noted as such. ``limit``: how many walk scores (a mix normalises over
+        the pool). ``dense_likely``: the question's vector is encoded beside the entities (a mode that
+        mixes); otherwise only if a fallback needs it."""
         entities: list[str] = []
         note = None
         if q.text:
@@ -402,7 +415,7 @@ class Retriever:
             entity_vectors = np.zeros((0, self.embedder.dimension), dtype=np.float32)
         run = self.graph(q.text, entities, entity_vectors, note, limit, q.timings, q.join, q.node_links)
         no_graph = not run.scores and bool(q.text)
-        graph_weight = None if no_graph else weight(run)
+        mixing = WALK_ALONE if no_graph else how(run)
         dense_scores = NO_SCORES
         combined = run.scores
         notes = [run.note] if run.note else []
@@ -410,22 +423,16 @@ class Retriever:
             dense_scores = self.dense(question.get(), q.top_k, q.timings)
             combined = dense_scores
             notes.append("ranked by dense retrieval (cosine of question and passage)")
-        elif graph_weight is not None:
+        elif mixing.graph_weight is not None:
             dense_scores = self.dense(question.get(), q.pool, q.timings)
             t = time.perf_counter()
             dense_floor = floor_below(dense_scores, q.n_passages)
-            combined = mix(min_max(run.scores, floor=0.0), min_max(dense_scores, dense_floor), graph_weight)
-            q.timings["mix"] = time.perf_counter() - t
-            if q.mode == "ensemble":
-                notes.append(
-                    f"a query entity links below cosine {self.settings.ensemble_threshold}: walk and "
-                    f"dense scores mixed, {graph_weight:g} on the walk"
-                )
-        elif q.mode == "ensemble" and run.linked:
-            notes.append(
-                f"every query entity links at cosine {self.settings.ensemble_threshold} or more: the walk "
-                "alone ranks (as hipporag does)"
+            combined = mix(
+                min_max(run.scores, floor=0.0), min_max(dense_scores, dense_floor), mixing.graph_weight
             )
+            q.timings["mix"] = time.perf_counter() - t
+        if mixing.note:
+            notes.append(mixing.note)
         fill = NO_SCORES
         wanted = min(q.top_k, q.n_passages)
         if q.text and len(combined) < wanted and self.settings.fill_from_dense:
@@ -438,7 +445,7 @@ class Retriever:
                     f"the graph reached {len(combined)} of the {q.top_k} passages asked for: {rest} from "
                     "dense retrieval (score 0, after the graph's)"
                 )
-        used_dense = no_graph or graph_weight is not None or bool(fill)
+        used_dense = no_graph or mixing.graph_weight is not None or bool(fill)
         note = "; ".join(notes) or None
         return self.ranked(q, combined, run, dense_scores, used_dense, fill=fill, note=note)
 
