@@ -10,7 +10,7 @@ import pytest
 from pipeline_support import make_memory
 
 from hipporag_neo4j.retrieval.fusion import ScoreMap
-from hipporag_neo4j.retrieval.hipporag2 import passage_seed_count, passage_seed_weights
+from hipporag_neo4j.retrieval.hipporag2_walk import passage_seed_count, passage_seed_weights
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import PassageScore
 

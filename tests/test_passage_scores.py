@@ -12,7 +12,7 @@ import pytest
 
 from hipporag_neo4j.retrieval import fusion
 from hipporag_neo4j.retrieval.fusion import ScoreMap
-from hipporag_neo4j.retrieval.hipporag2 import passage_seed_weights
+from hipporag_neo4j.retrieval.hipporag2_walk import passage_seed_weights
 from hipporag_neo4j.stores.base import PassageScore
 from hipporag_neo4j.stores.memory.scores import PassageScores, PassageSeeds, same_table
 from hipporag_neo4j.stores.memory.strings import StringTable

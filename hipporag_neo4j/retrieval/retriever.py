@@ -39,7 +39,7 @@ from hipporag_neo4j.models import (
     RetrievedPassage,
 )
 from hipporag_neo4j.retrieval.fusion import NO_SCORES, ScoreMap, floor_below, min_max, mix
-from hipporag_neo4j.retrieval.hipporag2 import FactFilter
+from hipporag_neo4j.retrieval.hipporag2_walk import FactFilter
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import (

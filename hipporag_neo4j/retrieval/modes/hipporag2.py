@@ -1,7 +1,7 @@
 """``hipporag2``, the default: HippoRAG 2's retrieval.
 
 The query's facts (query-to-triple matching, then the recognition filter) seed phrases; dense scores seed
-passages; PPR runs over phrases and passages (:mod:`hipporag_neo4j.retrieval.hipporag2`). With
+passages; PPR runs over phrases and passages (:mod:`hipporag_neo4j.retrieval.hipporag2_walk`). With
 ``retrieval.entity_seeds`` the query's entities (or the graph phrases found in it) seed phrases too.
 """
 
@@ -17,7 +17,7 @@ from hipporag_neo4j.models import (
     RetrievalResult,
     RetrievedPassage,
 )
-from hipporag_neo4j.retrieval.hipporag2 import HippoRAG2Run, question_scores, retrieve_hipporag2
+from hipporag_neo4j.retrieval.hipporag2_walk import HippoRAG2Run, question_scores, retrieve_hipporag2
 from hipporag_neo4j.retrieval.retriever import Mode, Query, Retriever
 from hipporag_neo4j.stores.base import FactHit, PassageScore, Vector
 

@@ -1,4 +1,6 @@
-"""HippoRAG 2 retrieval (Gutiérrez et al. 2025, arXiv 2502.14802; seed 002), store-agnostic.
+"""HippoRAG 2's walk (Gutiérrez et al. 2025, arXiv 2502.14802; seed 002), store-agnostic: the stages the
+``hipporag2`` mode (:mod:`hipporag_neo4j.retrieval.modes.hipporag2`) runs, from the query's facts to the
+seeded PPR over phrases and passages.
 
 1. Fact retrieval: the query vector against the stored fact vectors, the best ``fact_top_k``.
 2. Recognition memory: an LLM keeps the facts relevant to the query (at most 4); without an LLM every
