@@ -47,15 +47,15 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
 @contextmanager
 def fact_scores_scaled_by_best(enabled: bool) -> Iterator[None]:
     """HippoRAG 2's scaling as a vector index allows it: the best fact scores 1, the floor is 0."""
-    from hipporag_neo4j.retrieval import hipporag2
+    from hipporag_neo4j.retrieval import hipporag2_walk
 
-    original = hipporag2.fact_scores
+    original = hipporag2_walk.fact_scores
     if enabled:
-        hipporag2.fact_scores = lambda hits, *, floor_at_weakest: original(hits, floor_at_weakest=False)  # type: ignore[assignment]
+        hipporag2_walk.fact_scores = lambda hits, *, floor_at_weakest: original(hits, floor_at_weakest=False)  # type: ignore[assignment]
     try:
         yield
     finally:
-        hipporag2.fact_scores = original
+        hipporag2_walk.fact_scores = original
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,7 +22,7 @@ def _key(subject: object, predicate: object, obj: object) -> tuple[str, str, str
 
 
 class LLMFactFilter:
-    """A :data:`~hipporag_neo4j.retrieval.hipporag2.FactFilter` backed by one chat call per query.
+    """A :data:`~hipporag_neo4j.retrieval.hipporag2_walk.FactFilter` backed by one chat call per query.
 
     The answer's facts are matched to the candidates after normalisation; facts the model invented are
     dropped (and logged). Raises :class:`LLMError` when the call fails and :class:`LLMOutputError` when the

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,8 +37,8 @@ from hipporag_neo4j.models import (
     RetrievalResult,
     RetrievedPassage,
 )
-from hipporag_neo4j.retrieval.fusion import min_max, mix
-from hipporag_neo4j.retrieval.hipporag2 import FactFilter
+from hipporag_neo4j.retrieval.fusion import NO_SCORES, ScoreMap, floor_below, min_max, mix
+from hipporag_neo4j.retrieval.hipporag2_walk import FactFilter
 from hipporag_neo4j.retrieval.query_phrases import phrases_in_query
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import (
@@ -46,12 +46,10 @@ from hipporag_neo4j.stores.base import (
     GraphStore,
     GraphView,
     Matrix,
-    PassageScore,
     PhraseHit,
     Vector,
     WalkParams,
 )
-from hipporag_neo4j.stores.memory.scores import PassageScores, ScoreMap, mix_scores, score_maps
 
 log = logging.getLogger(__name__)
 
@@ -190,31 +188,26 @@ def check_graph_mode(mode: RetrievalMode) -> None:
         )
 
 
-def by_id(scores: Sequence[PassageScore]) -> Mapping[str, float]:
-    """Scores by passage id (array scores: looked up without a dict of every passage)."""
-    return scores.by_id() if isinstance(scores, PassageScores) else {p.passage_id: p.score for p in scores}
-
-
-def scores_of(scores: Sequence[PassageScore], passage_ids: list[str]) -> dict[str, PassageScore]:
-    """The scores of ``passage_ids`` found in ``scores``, by id (the first of an id given twice)."""
-    if isinstance(scores, PassageScores):
-        return scores.of(passage_ids)
-    wanted = set(passage_ids)
-    found: dict[str, PassageScore] = {}
-    for p in scores:
-        if p.passage_id in wanted:
-            found.setdefault(p.passage_id, p)
-    return found
-
-
 @dataclass
 class GraphRun:
     """What the walk from the query's linked phrases gave: the entities, their links, passage scores."""
 
     entities: list[str]
     linked: list[LinkedPhrase]
-    scores: Sequence[PassageScore]
+    scores: ScoreMap
     note: str | None
+
+
+@dataclass(frozen=True)
+class Mix:
+    """How a mode ranks the walk of a query (:meth:`Retriever.walk_and_mix`): mixed with dense scores with
+    ``graph_weight`` on the walk, or the walk alone (None); ``note`` says why, if the mode says."""
+
+    graph_weight: float | None
+    note: str | None = None
+
+
+WALK_ALONE = Mix(None)
 
 
 class Retriever:
@@ -347,7 +340,7 @@ class Retriever:
             seeds[item.phrase_id] = seeds.get(item.phrase_id, 0.0) + item.weight
         t = time.perf_counter()
         s = self.settings
-        scores = (
+        scores = ScoreMap.of(
             self.view.graph_passage_scores(seeds, WalkParams.of(s), limit, s.explain_phrases, join)
             if seeds
             else []
@@ -393,22 +386,23 @@ class Retriever:
             timings["encode_entities"] = time.perf_counter() - t
         return question, entities, vectors, note
 
-    def dense(self, vector: Vector, limit: int, timings: dict[str, float]) -> Sequence[PassageScore]:
-        """The ``limit`` passages nearest to ``vector`` by cosine."""
+    def dense(self, vector: Vector, limit: int, timings: dict[str, float]) -> ScoreMap:
+        """The ``limit`` passages nearest to ``vector`` by cosine, best first."""
         t = time.perf_counter()
-        scores = self.view.dense_passage_scores(vector, limit)
+        scores = ScoreMap.of(self.view.dense_passage_scores(vector, limit))
         timings["dense_search"] = time.perf_counter() - t
         return scores
 
     def walk_and_mix(
-        self, q: Query, limit: int, weight: Callable[[GraphRun], float | None], dense_likely: bool = True
+        self, q: Query, limit: int, how: Callable[[GraphRun], Mix], dense_likely: bool = True
     ) -> RetrievalResult:
-        """The walk from the query's entities, mixed with dense scores when ``weight(run)`` gives the
-        graph's weight (None: the walk alone). With no linked entity there is nothing to walk from: the
-        result is dense's (noted). When the walk reaches fewer than ``top_k`` passages of a store that
-        holds more, the rest come from dense scores, after the walk's and noted as such. ``limit``: how
-        many walk scores (a mix normalises over the pool). ``dense_likely``: the question's vector is
-        encoded beside the entities (a mode that mixes); otherwise only if a fallback needs it."""
+        """The walk from the query's entities, ranked as ``how(run)`` says: mixed with dense scores with
+        its ``graph_weight`` on the walk, or the walk alone (None), and its note, if any, added to the
+        result's. With no linked entity there is nothing to walk from: the result is dense's (noted). When
+        the walk reaches fewer than ``top_k`` passages of a store that holds more, the rest come from dense
+        scores, after the walk's and noted as such. ``limit``: how many walk scores (a mix normalises over
+        the pool). ``dense_likely``: the question's vector is encoded beside the entities (a mode that
+        mixes); otherwise only if a fallback needs it."""
         entities: list[str] = []
         note = None
         if q.text:
@@ -418,81 +412,64 @@ class Retriever:
         else:  # seed nodes alone: nothing to encode, no dense fallback
             entity_vectors = np.zeros((0, self.embedder.dimension), dtype=np.float32)
         run = self.graph(q.text, entities, entity_vectors, note, limit, q.timings, q.join, q.node_links)
-        graph_raw = by_id(run.scores)
-        no_graph = not graph_raw and bool(q.text)
-        graph_weight = None if no_graph else weight(run)
-        dense_scores: Sequence[PassageScore] = []
-        combined: Mapping[str, float] = graph_raw
+        no_graph = not run.scores and bool(q.text)
+        mixing = WALK_ALONE if no_graph else how(run)
+        dense_scores = NO_SCORES
+        combined = run.scores
         notes = [run.note] if run.note else []
         if no_graph:
             dense_scores = self.dense(question.get(), q.top_k, q.timings)
-            combined = by_id(dense_scores)
+            combined = dense_scores
             notes.append("ranked by dense retrieval (cosine of question and passage)")
-        elif graph_weight is not None:
+        elif mixing.graph_weight is not None:
             dense_scores = self.dense(question.get(), q.pool, q.timings)
             t = time.perf_counter()
-            arrays = score_maps(run.scores, dense_scores)
-            if arrays is not None:  # the store's array scores: no Python per passage
-                graph_map, dense_map = arrays
-                # dense scores of passages outside the pool are below its minimum
-                low = float(dense_map.values_.min()) if len(dense_map) else None
-                dense_floor = None if len(dense_map) >= q.n_passages else low
-                combined = mix_scores(graph_map, dense_map, graph_weight, dense_floor)
-            else:
-                dense_raw = by_id(dense_scores)
-                dense_floor = None if len(dense_raw) >= q.n_passages else min(dense_raw.values())
-                combined = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, dense_floor), graph_weight)
-            q.timings["mix"] = time.perf_counter() - t
-            if q.mode == "ensemble":
-                notes.append(
-                    f"a query entity links below cosine {self.settings.ensemble_threshold}: walk and "
-                    f"dense scores mixed, {graph_weight:g} on the walk"
-                )
-        elif q.mode == "ensemble" and run.linked:
-            notes.append(
-                f"every query entity links at cosine {self.settings.ensemble_threshold} or more: the walk "
-                "alone ranks (as hipporag does)"
+            dense_floor = floor_below(dense_scores, q.n_passages)
+            combined = mix(
+                min_max(run.scores, floor=0.0), min_max(dense_scores, dense_floor), mixing.graph_weight
             )
-        fill: list[PassageScore] = []
+            q.timings["mix"] = time.perf_counter() - t
+        if mixing.note:
+            notes.append(mixing.note)
+        fill = NO_SCORES
         wanted = min(q.top_k, q.n_passages)
         if q.text and len(combined) < wanted and self.settings.fill_from_dense:
             more = self.dense(question.get(), wanted + len(combined), q.timings)
-            fill = [p for p in more if p.passage_id not in combined][: wanted - len(combined)]
+            rows = [i for i, pid in enumerate(more.ids()) if pid not in combined][: wanted - len(combined)]
+            fill = more.take(np.array(rows, dtype=np.intp))
             if fill:
                 rest = "the other passage comes" if len(fill) == 1 else f"the other {len(fill)} come"
                 notes.append(
                     f"the graph reached {len(combined)} of the {q.top_k} passages asked for: {rest} from "
                     "dense retrieval (score 0, after the graph's)"
                 )
-        used_dense = no_graph or graph_weight is not None or bool(fill)
+        used_dense = no_graph or mixing.graph_weight is not None or bool(fill)
         note = "; ".join(notes) or None
-        scored = [*dense_scores, *fill] if fill else dense_scores  # (a pool of every passage: as is)
-        return self.ranked(q, combined, run, scored, used_dense, fill=fill, note=note)
+        return self.ranked(q, combined, run, dense_scores, used_dense, fill=fill, note=note)
 
     def ranked(
         self,
         q: Query,
-        combined: Mapping[str, float],
+        combined: ScoreMap,
         run: GraphRun | None,
-        dense_scores: Sequence[PassageScore],
+        dense_scores: ScoreMap,
         used_dense: bool,
         *,
-        fill: Sequence[PassageScore] = (),
+        fill: ScoreMap = NO_SCORES,
         note: str | None = None,
     ) -> RetrievalResult:
         """The best ``q.top_k`` of ``combined`` as a result, each passage with what its score is made of;
         then the ``fill`` passages (dense scores for a graph that reached fewer), in their order, score 0."""
-        if isinstance(combined, ScoreMap):
-            ranked = combined.top(q.top_k)
-        else:
-            ranked = sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
-        ranked.extend((p.passage_id, 0.0) for p in fill if p.passage_id not in combined)
+        ranked = combined.top(q.top_k)
+        ranked.extend((pid, 0.0) for pid in fill.ids() if pid not in combined)
         ranked = ranked[: q.top_k]
         passages = self.view.get_passages([pid for pid, _ in ranked])
         ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
         shown = [pid for pid, _ in ranked]
-        graph_by_id = scores_of(run.scores, shown) if run else {}
-        dense_by_id = {pid: p.score for pid, p in scores_of(dense_scores, shown).items()}
+        graph_by_id = run.scores.rows(shown) if run else {}
+        dense_by_id = {pid: p.score for pid, p in dense_scores.rows(shown).items()}
+        for pid, p in fill.rows(shown).items():  # a dense score of the fill: where the pool has none
+            dense_by_id.setdefault(pid, p.score)
         results = []
         for rank, (pid, score) in enumerate(ranked, start=1):
             graph_score = graph_by_id.get(pid)

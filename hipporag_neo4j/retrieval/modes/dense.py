@@ -10,7 +10,7 @@ class Dense(Mode):
     def retrieve(self, retriever: Retriever, q: Query) -> RetrievalResult:
         vector, _ = retriever.encode(q.text, [], q.timings)
         scores = retriever.dense(vector, q.top_k, q.timings)
-        return retriever.ranked(q, {p.passage_id: p.score for p in scores}, None, scores, used_dense=True)
+        return retriever.ranked(q, scores, None, scores, used_dense=True)
 
 
 MODE = Dense()

@@ -7,7 +7,7 @@ sum(PPR x occurrences). Dense scores only when no query entity links to the grap
 from __future__ import annotations
 
 from hipporag_neo4j.models import RetrievalResult
-from hipporag_neo4j.retrieval.retriever import Mode, Query, Retriever
+from hipporag_neo4j.retrieval.retriever import WALK_ALONE, Mode, Query, Retriever
 
 
 class HippoRAG(Mode):
@@ -15,7 +15,7 @@ class HippoRAG(Mode):
 
     def retrieve(self, retriever: Retriever, q: Query) -> RetrievalResult:
         # the question's vector only if the walk reaches too few passages: encoded then
-        return retriever.walk_and_mix(q, q.top_k, weight=lambda run: None, dense_likely=False)
+        return retriever.walk_and_mix(q, q.top_k, lambda run: WALK_ALONE, dense_likely=False)
 
 
 MODE = HippoRAG()

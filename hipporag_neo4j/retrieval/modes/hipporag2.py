@@ -1,7 +1,7 @@
 """``hipporag2``, the default: HippoRAG 2's retrieval.
 
 The query's facts (query-to-triple matching, then the recognition filter) seed phrases; dense scores seed
-passages; PPR runs over phrases and passages (:mod:`hipporag_neo4j.retrieval.hipporag2`). With
+passages; PPR runs over phrases and passages (:mod:`hipporag_neo4j.retrieval.hipporag2_walk`). With
 ``retrieval.entity_seeds`` the query's entities (or the graph phrases found in it) seed phrases too.
 """
 
@@ -17,7 +17,7 @@ from hipporag_neo4j.models import (
     RetrievalResult,
     RetrievedPassage,
 )
-from hipporag_neo4j.retrieval.hipporag2 import HippoRAG2Run, question_scores, retrieve_hipporag2
+from hipporag_neo4j.retrieval.hipporag2_walk import HippoRAG2Run, question_scores, retrieve_hipporag2
 from hipporag_neo4j.retrieval.retriever import Mode, Query, Retriever
 from hipporag_neo4j.stores.base import FactHit, PassageScore, Vector
 
@@ -80,13 +80,14 @@ def _result(
 ) -> RetrievalResult:
     if note:
         run.notes.insert(0, note)
-    ranked = sorted(run.scores.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
+    ranked = run.scores.top(q.top_k)
     passages = retriever.view.get_passages([pid for pid, _ in ranked])
     ranked = [(pid, score) for pid, score in ranked if pid in passages]  # deleted since it was scored
     note = "; ".join(run.notes) or None
+    graph_by_id = run.graph_scores.rows([pid for pid, _ in ranked])
     results = []
     for rank, (pid, score) in enumerate(ranked, start=1):
-        walked = run.graph_scores.get(pid)
+        walked = graph_by_id.get(pid)
         explanation = Explanation(
             query_entities=entities,
             linked=linked,

@@ -6,8 +6,8 @@ scores ranks a pool of every passage, and HippoRAG 2's walk seeds every passage 
 keyed by id, that is Python work per passage and per query; held as arrays it is a few numpy operations,
 and a :class:`PassageScore` is made only for the rows a caller reads (the few ranked, the title
 candidates). Each class behaves as the list or the dict it stands for (a store that does not know them,
-Neo4j, reads them as such), with the same float values: the arithmetic below is the same IEEE operations
-in the same order as the Python it replaces (``retrieval.fusion.min_max`` and ``mix``).
+Neo4j, reads them as such). Retrieval takes these scores as they are into its one score type,
+``retrieval.fusion.ScoreMap``, where they are normalised, mixed and ranked.
 """
 
 from __future__ import annotations
@@ -134,10 +134,6 @@ class PassageScores(Sequence[PassageScore]):
     def __repr__(self) -> str:
         return f"PassageScores({len(self)} passages)"
 
-    def by_id(self) -> ScoreMap:
-        """The scores keyed by passage id: ``{p.passage_id: p.score for p in self}``."""
-        return ScoreMap(self.table, self.positions, self.scores)
-
     def of(self, passage_ids: Sequence[str]) -> dict[str, PassageScore]:
         """The scores of those of ``passage_ids`` held here, by id (as ``{p.passage_id: p for p in self}``
         restricted to them)."""
@@ -149,103 +145,6 @@ class PassageScores(Sequence[PassageScore]):
             if len(rows):
                 found[pid] = self._score(pid, float(self.scores[rows[0]]), position)
         return found
-
-    def seeds(self, count: int, weight: float) -> PassageSeeds:
-        """HippoRAG 2's passage reset weights of the best ``count`` rows: each score min-max normalised
-        over every row held, x ``weight``, zeros dropped (``retrieval.hipporag2.passage_seed_weights``)."""
-        if count <= 0 or not len(self):
-            return PassageSeeds(self.table, np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64))
-        normalised = min_max(self.scores)[:count]
-        keep = normalised > 0
-        return PassageSeeds(self.table, self.positions[:count][keep], normalised[keep] * weight)
-
-
-def min_max(values: npt.NDArray[np.float64], floor: float | None = None) -> npt.NDArray[np.float64]:
-    """``retrieval.fusion.min_max`` over an array: scaled to [0, 1] between ``floor`` (or the minimum) and
-    the maximum; all equal: 1.0 when positive, else 0.0."""
-    if not len(values):
-        return values
-    low = float(values.min()) if floor is None else min(floor, float(values.min()))
-    high = float(values.max())
-    if high <= low:
-        return np.full(len(values), 1.0 if high > 0 else 0.0)
-    normalised: npt.NDArray[np.float64] = (values - low) / (high - low)
-    return normalised
-
-
-class ScoreMap(Mapping[str, float]):
-    """Scores by passage id over ``table``: ``values`` at ``positions`` (each once, any order). Looked up
-    one id at a time; iterating reads every id (a dict made once). :meth:`top` ranks without a dict."""
-
-    def __init__(self, table: IdTable, positions: npt.NDArray[np.intp], values: npt.NDArray[np.float64]):
-        self.table = table
-        self.positions = positions
-        self.values_ = values
-        self._dict: dict[str, float] | None = None
-
-    def _all(self) -> dict[str, float]:
-        if self._dict is None:
-            ids = self.table.take(self.positions)
-            self._dict = dict(zip(ids, self.values_.tolist(), strict=True))
-        return self._dict
-
-    def __getitem__(self, passage_id: str) -> float:
-        if self._dict is not None:
-            return self._dict[passage_id]
-        position = self.table.find_many([passage_id])[0]
-        if position is None:
-            raise KeyError(passage_id)
-        rows = np.flatnonzero(self.positions == position)
-        if not len(rows):
-            raise KeyError(passage_id)
-        return float(self.values_[rows[0]])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._all())
-
-    def __len__(self) -> int:
-        return len(self.positions)
-
-    def top(self, k: int) -> list[tuple[str, float]]:
-        """``sorted(self.items(), key=lambda kv: (-kv[1], kv[0]))[:k]``: a partition, then the ids of the
-        scores at or above the k-th only."""
-        n = len(self.positions)
-        if k <= 0 or not n:
-            return []
-        if k < n:
-            negated = -self.values_
-            kth = np.partition(negated, k - 1)[k - 1]
-            rows = np.flatnonzero(negated <= kth)  # every score >= the k-th's (ties included)
-        else:
-            rows = np.arange(n)
-        ids = self.table.take(self.positions[rows])
-        ranked = sorted(zip(ids, self.values_[rows].tolist(), strict=True), key=lambda kv: (-kv[1], kv[0]))
-        return ranked[:k]
-
-
-def mix_scores(graph: ScoreMap, dense: ScoreMap, graph_weight: float, dense_floor: float | None) -> ScoreMap:
-    """``mix(min_max(graph, floor=0.0), min_max(dense, dense_floor), graph_weight)`` of
-    ``retrieval.fusion`` over the union of both (same table), as arrays."""
-    n = len(graph.table)
-    g = np.zeros(n, dtype=np.float64)
-    d = np.zeros(n, dtype=np.float64)
-    g[graph.positions] = min_max(graph.values_, floor=0.0)
-    d[dense.positions] = min_max(dense.values_, dense_floor)
-    union = np.zeros(n, dtype=bool)
-    union[graph.positions] = True
-    union[dense.positions] = True
-    positions = np.flatnonzero(union)
-    values = graph_weight * g[positions] + (1.0 - graph_weight) * d[positions]
-    return ScoreMap(graph.table, positions, values)
-
-
-def score_maps(
-    graph: Sequence[PassageScore], dense: Sequence[PassageScore]
-) -> tuple[ScoreMap, ScoreMap] | None:
-    """Both as :class:`ScoreMap` when both are array scores over one table, else None."""
-    if isinstance(graph, PassageScores) and isinstance(dense, PassageScores) and graph.table is dense.table:
-        return graph.by_id(), dense.by_id()
-    return None
 
 
 class PassageSeeds(Mapping[str, float]):

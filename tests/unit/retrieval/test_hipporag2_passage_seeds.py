@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from hipporag_neo4j.retrieval.fusion import min_max
-from hipporag_neo4j.retrieval.hipporag2 import passage_seed_count, passage_seed_weights
+from hipporag_neo4j.retrieval.fusion import ScoreMap
+from hipporag_neo4j.retrieval.hipporag2_walk import passage_seed_count, passage_seed_weights
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import PassageScore
 from tests.support.pipeline_support import make_memory
@@ -26,8 +26,16 @@ TABLE = {
 QUESTION = "Which city lies on river 1?"
 
 
-def scores(*values: float) -> list[PassageScore]:
-    return [PassageScore(f"p{i}", v) for i, v in enumerate(values)]
+def scores(*values: float) -> ScoreMap:
+    return ScoreMap.of([PassageScore(f"p{i}", v) for i, v in enumerate(values)])
+
+
+def min_max(scores: dict[str, float]) -> dict[str, float]:
+    """Min-max over Python floats, as retrieval computed it before its one score type (ScoreMap)."""
+    low, high = min(scores.values()), max(scores.values())
+    if high <= low:
+        return {k: (1.0 if high > 0 else 0.0) for k in scores}
+    return {k: (v - low) / (high - low) for k, v in scores.items()}
 
 
 def test_every_passage_is_seeded_up_to_the_threshold_and_the_best_n_beyond() -> None:
@@ -44,7 +52,7 @@ def test_every_passage_is_seeded_up_to_the_threshold_and_the_best_n_beyond() -> 
 def test_with_every_passage_the_weights_are_the_min_max_of_all_of_them() -> None:
     dense = scores(0.61, 0.5, 0.43, 0.2, -0.07)
     weights = passage_seed_weights(dense, 5, 0.05)
-    expected = {k: v * 0.05 for k, v in min_max({p.passage_id: p.score for p in dense}).items() if v > 0}
+    expected = {k: v * 0.05 for k, v in min_max(dict(dense)).items() if v > 0}
     assert weights == expected  # bit for bit: HippoRAG 2's rule as before
     assert "p4" not in weights  # the lowest normalises to 0: not seeded
     assert list(weights) == ["p0", "p1", "p2", "p3"]
@@ -59,7 +67,7 @@ def test_the_best_n_are_normalised_over_the_n_plus_one_the_store_returned() -> N
     # all equal: each scores 1 when positive, none when not
     assert passage_seed_weights(scores(0.3, 0.3, 0.3), 2, 0.05) == {"p0": 0.05, "p1": 0.05}
     assert passage_seed_weights(scores(-0.1, -0.1), 1, 0.05) == {}
-    assert passage_seed_weights([], 3, 0.05) == {}
+    assert passage_seed_weights(ScoreMap.of([]), 3, 0.05) == {}
 
 
 class Spy:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hipporag_neo4j.models import LinkedPhrase, Passage
-from hipporag_neo4j.retrieval.hipporag2 import TITLE_CANDIDATES, named_passage_seeds, title_key
+from hipporag_neo4j.retrieval.hipporag2_walk import TITLE_CANDIDATES, named_passage_seeds, title_key
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import PassageScore
 from tests.support.pipeline_support import make_memory

@@ -1,6 +1,6 @@
-"""Passage scores and seeds as arrays (``stores.memory.scores``): the same values, bit for bit, as the
-lists and dicts of Python floats they replace on the query path (``retrieval.fusion``,
-``passage_seed_weights``),
+"""Passage scores and seeds as arrays (``stores.memory.scores``, and retrieval's ``ScoreMap`` over them or
+over a plain list): the same values, bit for bit, as the lists and dicts of Python floats they replace on
+the query path (the dict fusion below, as ``retrieval.fusion`` computed it, and ``passage_seed_weights``),
 and a retriever that uses them ranks as one that does not."""
 
 from __future__ import annotations
@@ -10,19 +10,53 @@ import pickle
 import numpy as np
 import pytest
 
-from hipporag_neo4j.retrieval.fusion import min_max, mix
-from hipporag_neo4j.retrieval.hipporag2 import passage_seed_weights
+from hipporag_neo4j.retrieval import fusion
+from hipporag_neo4j.retrieval.fusion import ScoreMap
+from hipporag_neo4j.retrieval.hipporag2_walk import passage_seed_weights
 from hipporag_neo4j.stores.base import PassageScore
-from hipporag_neo4j.stores.memory.scores import (
-    PassageScores,
-    PassageSeeds,
-    ScoreMap,
-    mix_scores,
-    same_table,
-)
+from hipporag_neo4j.stores.memory.scores import PassageScores, PassageSeeds, same_table
 from hipporag_neo4j.stores.memory.strings import StringTable
 
 pytestmark = pytest.mark.unit
+
+
+# The fusion of Python floats in dicts keyed by id, as retrieval computed it before its one score type
+# (ScoreMap): what the arrays must equal, bit for bit.
+def min_max(scores: dict[str, float], floor: float | None = None) -> dict[str, float]:
+    if not scores:
+        return {}
+    low = min(scores.values()) if floor is None else min(floor, *scores.values())
+    high = max(scores.values())
+    if high <= low:
+        return {k: (1.0 if high > 0 else 0.0) for k in scores}
+    return {k: (v - low) / (high - low) for k, v in scores.items()}
+
+
+def mix(graph: dict[str, float], dense: dict[str, float], graph_weight: float) -> dict[str, float]:
+    keys = set(graph) | set(dense)
+    return {k: graph_weight * graph.get(k, 0.0) + (1.0 - graph_weight) * dense.get(k, 0.0) for k in keys}
+
+
+def rank_fusion(graph: dict[str, float], dense: dict[str, float], graph_weight: float) -> dict[str, float]:
+    def ranks(scores: dict[str, float]) -> dict[str, int]:
+        ordered = sorted(scores, key=lambda k: (-scores[k], k))
+        return {key: rank for rank, key in enumerate(ordered, start=1)}
+
+    graph_ranks, dense_ranks = ranks(graph), ranks(dense)
+    graph_missing, dense_missing = len(graph_ranks) + 1, len(dense_ranks) + 1
+    return {
+        key: graph_weight / (fusion.RRF_K + graph_ranks.get(key, graph_missing))
+        + (1.0 - graph_weight) / (fusion.RRF_K + dense_ranks.get(key, dense_missing))
+        for key in graph_ranks.keys() | dense_ranks.keys()
+    }
+
+
+def seed_weights(dense: list[PassageScore], seeded: int, weight: float) -> dict[str, float]:
+    if seeded <= 0:
+        return {}
+    normalised = min_max({p.passage_id: p.score for p in dense})
+    best = (p.passage_id for p in dense[:seeded])
+    return {pid: normalised[pid] * weight for pid in best if normalised[pid] > 0}
 
 
 def table(n: int) -> StringTable:
@@ -53,7 +87,7 @@ def test_array_scores_read_as_the_list_they_stand_for(seed: int) -> None:
     assert scores == plain and list(scores) == plain and len(scores) == 120
     assert scores[3] == plain[3] and scores[-1] == plain[-1]
     assert list(scores[:10]) == plain[:10]
-    lookup = scores.by_id()
+    lookup = ScoreMap.of(scores)
     expected = {p.passage_id: p.score for p in plain}
     assert all(lookup[pid] == value for pid, value in expected.items())
     assert dict(lookup) == expected and len(lookup) == len(expected)
@@ -63,6 +97,9 @@ def test_array_scores_read_as_the_list_they_stand_for(seed: int) -> None:
     )
     wanted = [plain[5].passage_id, "passage-9999", plain[0].passage_id]
     assert scores.of(wanted) == {p: next(x for x in plain if x.passage_id == p) for p in wanted[::2]}
+    for listed in (lookup, ScoreMap.of(plain)):  # a plain list: the same map, over a table of its ids
+        assert dict(listed) == expected and listed.ids() == [p.passage_id for p in plain]
+        assert listed.rows(wanted) == scores.of(wanted)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -70,10 +107,12 @@ def test_array_scores_read_as_the_list_they_stand_for(seed: int) -> None:
 def test_array_seeds_are_passage_seed_weights_bit_for_bit(seed: int, seeded: int) -> None:
     rng = np.random.default_rng(seed)
     scores = array_scores(table(300), rng, 120)
-    seeds = passage_seed_weights(scores, seeded, 0.05)
-    expected = passage_seed_weights(as_list(scores), seeded, 0.05)
+    seeds = passage_seed_weights(ScoreMap.of(scores), seeded, 0.05)
+    expected = passage_seed_weights(ScoreMap.of(as_list(scores)), seeded, 0.05)
     assert isinstance(seeds, PassageSeeds)
     assert dict(seeds) == expected and list(seeds) == list(expected)  # same floats, same order
+    assert dict(expected) == seed_weights(as_list(scores), seeded, 0.05)
+    assert list(expected) == list(seed_weights(as_list(scores), seeded, 0.05))
     assert len(seeds) == len(expected)
     # title seeds added on top: a passage in both gets the sum (in the same order of additions)
     extra = {p.passage_id: 0.25 for p in as_list(scores)[::9]} | {"passage-9999": 1.0}
@@ -105,10 +144,17 @@ def test_mixed_arrays_are_fusion_mix_of_min_max_bit_for_bit(seed: int, weight: f
     graph_raw = {p.passage_id: p.score for p in as_list(graph)}
     dense_raw = {p.passage_id: p.score for p in as_list(dense)}
     expected = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, floor), weight)
-    mixed = mix_scores(graph.by_id(), dense.by_id(), weight, floor)
-    assert dict(mixed) == expected
-    for k in (1, 5, 10, 150, 500):
-        assert mixed.top(k) == sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+    for g, d in (
+        (ScoreMap.of(graph), ScoreMap.of(dense)),  # the store's array scores: one table
+        (ScoreMap.of(as_list(graph)), ScoreMap.of(as_list(dense))),  # plain lists: a table each
+    ):
+        mixed = fusion.mix(fusion.min_max(g, floor=0.0), fusion.min_max(d, floor), weight)
+        assert dict(mixed) == expected
+        for k in (1, 5, 10, 150, 500):
+            assert mixed.top(k) == sorted(expected.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        assert fusion.floor_below(d, 200) == floor
+        fused = fusion.rank_fusion(g, d, weight)
+        assert dict(fused) == rank_fusion(graph_raw, dense_raw, weight)
 
 
 def test_top_breaks_ties_by_id_as_sorted_does() -> None:

@@ -1,4 +1,6 @@
-"""HippoRAG 2 retrieval (Gutiérrez et al. 2025, arXiv 2502.14802; seed 002), store-agnostic.
+"""HippoRAG 2's walk (Gutiérrez et al. 2025, arXiv 2502.14802; seed 002), store-agnostic: the stages the
+``hipporag2`` mode (:mod:`hipporag_neo4j.retrieval.modes.hipporag2`) runs, from the query's facts to the
+seeded PPR over phrases and passages.
 
 1. Fact retrieval: the query vector against the stored fact vectors, the best ``fact_top_k``.
 2. Recognition memory: an LLM keeps the facts relevant to the query (at most 4); without an LLM every
@@ -22,16 +24,18 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.errors import HippoRAGError
 from hipporag_neo4j.models import FactScore, LinkedPhrase, PhraseSeed
-from hipporag_neo4j.retrieval.fusion import min_max, mix, rank_fusion
+from hipporag_neo4j.retrieval.fusion import NO_SCORES, ScoreMap, floor_below, min_max, mix, rank_fusion
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactHit, GraphJoin, GraphView, PassageScore, Vector, WalkParams
-from hipporag_neo4j.stores.memory.scores import PassageScores, PassageSeeds, PassageTitles
+from hipporag_neo4j.stores.memory.scores import PassageSeeds, PassageTitles
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +48,9 @@ FactFilter = Callable[[str, list[FactHit]], list[FactHit]]
 class HippoRAG2Run:
     """Scores of every passage the walk (or dense fallback) ranked, and why."""
 
-    scores: Mapping[str, float]
-    graph_scores: dict[str, PassageScore]
-    dense_scores: Mapping[str, float]
+    scores: ScoreMap
+    graph_scores: ScoreMap
+    dense_scores: ScoreMap
     facts: list[FactScore]
     seeds: list[PhraseSeed]
     passage_seeds: int
@@ -108,19 +112,17 @@ def passage_seed_count(settings: RetrievalSettings, n_passages: int) -> int:
     return n_passages if top_n is None else min(top_n, n_passages)
 
 
-def passage_seed_weights(dense: Sequence[PassageScore], seeded: int, weight: float) -> Mapping[str, float]:
+def passage_seed_weights(dense: ScoreMap, seeded: int, weight: float) -> PassageSeeds:
     """Reset weights of the best ``seeded`` passages of ``dense`` (best first): each min-max normalised
     x ``weight``, zeros dropped. When ``dense`` holds every passage the range is theirs (HippoRAG 2's
     rule); otherwise it is the range of the ``dense`` rows given (the best ``seeded`` and at least one
-    more, whose score is the floor), so the weakest seed keeps a positive weight. Array scores (the
-    embedded store's) give array seeds, the same values without Python work per passage."""
-    if isinstance(dense, PassageScores):
-        return dense.seeds(seeded, weight)
-    if seeded <= 0:
-        return {}
-    normalised = min_max({p.passage_id: p.score for p in dense})  # over the rows given, as said above
-    best = (p.passage_id for p in dense[:seeded])
-    return {pid: normalised[pid] * weight for pid in best if normalised[pid] > 0}
+    more, whose score is the floor), so the weakest seed keeps a positive weight. Seeds at the positions
+    of ``dense``'s table: a store's own for its array scores, which it reads without a lookup by id."""
+    if seeded <= 0 or not dense:
+        return PassageSeeds(dense.table, np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.float64))
+    normalised = min_max(dense).values_[:seeded]  # over the rows given, as said above
+    keep = normalised > 0
+    return PassageSeeds(dense.table, dense.positions[:seeded][keep], normalised[keep] * weight)
 
 
 #: a passage the question names is looked for among dense retrieval's best this many (its title is read)
@@ -161,16 +163,6 @@ def named_passage_seeds(
         if weight is not None and weight > 0:
             named[pid] = weight
     return named
-
-
-def _plus(seeds: Mapping[str, float], extra: dict[str, float]) -> Mapping[str, float]:
-    """``seeds`` with ``extra``'s weights added (a passage in both gets the sum)."""
-    if isinstance(seeds, PassageSeeds):
-        return seeds.plus(extra)
-    summed = dict(seeds)
-    for pid, weight in extra.items():
-        summed[pid] = summed.get(pid, 0.0) + weight
-    return summed
 
 
 def question_scores(
@@ -247,7 +239,7 @@ def retrieve_hipporag2(
     ]
 
     seeded = passage_seed_count(s, n_passages)
-    dense_raw = dense.by_id() if isinstance(dense, PassageScores) else {p.passage_id: p.score for p in dense}
+    dense_raw = ScoreMap.of(dense)
 
     seeds, seeds_explained = phrase_seeds(store, kept, [score_of[f.id] for f in kept], s.seed_phrases)
     for link in entity_links or []:  # the query's own entities (explained as the result's links)
@@ -255,24 +247,21 @@ def retrieve_hipporag2(
     if not seeds:
         reason = "no fact retrieved" if not candidates else "no fact kept"
         notes.append(f"{reason} and no query entity linked: ranked by dense retrieval")
-        return HippoRAG2Run(dense_raw, {}, dense_raw, facts_explained, [], 0, True, notes)
+        return HippoRAG2Run(dense_raw, NO_SCORES, dense_raw, facts_explained, [], 0, True, notes)
 
-    passage_seeds = passage_seed_weights(dense, seeded, s.passage_node_weight)
+    reset = passage_seed_weights(dense_raw, seeded, s.passage_node_weight)
     if s.title_seeds and entity_links:
-        passage_seeds = _plus(passage_seeds, named_passage_seeds(store, dense, entity_links))
+        reset = reset.plus(named_passage_seeds(store, dense, entity_links))
 
     t = time.perf_counter()
-    walked = store.passage_node_scores(seeds, passage_seeds, WalkParams.of(s), limit, s.explain_phrases, join)
+    walked = store.passage_node_scores(seeds, reset, WalkParams.of(s), limit, s.explain_phrases, join)
     timings["ppr_and_aggregation"] = time.perf_counter() - t
-    graph = {p.passage_id: p for p in walked}
-    graph_raw = {pid: p.score for pid, p in graph.items()}
+    graph = ScoreMap.of(walked)
     if s.combine_alpha is None:
-        scores = graph_raw
+        scores = graph
     elif s.combine_by == "rank":
-        scores = rank_fusion(graph_raw, dense_raw, s.combine_alpha)
+        scores = rank_fusion(graph, dense_raw, s.combine_alpha)
     else:
-        floor = None if len(dense_raw) >= n_passages else min(dense_raw.values(), default=0.0)
-        scores = mix(min_max(graph_raw, floor=0.0), min_max(dense_raw, floor), s.combine_alpha)
-    return HippoRAG2Run(
-        scores, graph, dense_raw, facts_explained, seeds_explained, len(passage_seeds), False, notes
-    )
+        floor = floor_below(dense_raw, n_passages)
+        scores = mix(min_max(graph, floor=0.0), min_max(dense_raw, floor), s.combine_alpha)
+    return HippoRAG2Run(scores, graph, dense_raw, facts_explained, seeds_explained, len(reset), False, notes)
