@@ -33,6 +33,8 @@ class ServerSearch(Protocol):
 
     def index_dense_passage_scores(self, vector: Vector, limit: int) -> list[PassageScore]: ...
 
+    def passage_count(self) -> int: ...
+
 
 class Neo4jView(MemoryView):
     """The reads of one query: the version and model are read once, on the view's first read (one round
@@ -68,6 +70,9 @@ class Neo4jView(MemoryView):
         if self._index():
             return self.store.index_dense_passage_scores(vector, limit)
         return super().dense_passage_scores(vector, limit)
+
+    def passage_count(self) -> int:
+        return self.store.passage_count() if self._index() else super().passage_count()
 
     def personalized_pagerank(self, seeds: dict[str, float], walk: WalkParams) -> dict[str, float]:
         return self.store.ppr_engine().run(seeds, walk, self.reading)
