@@ -261,8 +261,9 @@ def run_cypher(server: tuple[str, str, str, str], query: str, **params: Any) -> 
 
 
 def namespace_dump(cypher: Callable[..., list[dict[str, Any]]], namespace: str) -> dict[str, Any]:
-    """Every node of the namespace with its labels and every property but the namespace (the metadata
-    node without its creation time and graph version, which count writes, not content), and every
+    """Every node of the namespace with its labels and every property but the namespace and the graph
+    version that wrote it (``written_in``; the metadata node also without its creation time and graph
+    version: these count writes, not content), and every
     relationship from a namespace node with its type, ends and properties; sorted. ``cypher(query,
     **params)`` runs a query on the server (:func:`run_cypher` or a server of the test's own)."""
     nodes = cypher(
@@ -273,6 +274,7 @@ def namespace_dump(cypher: Callable[..., list[dict[str, Any]]], namespace: str) 
     for node in nodes:
         node["labels"] = sorted(node["labels"])
         node["props"].pop("namespace")
+        node["props"].pop("written_in", None)
         if "HippoRAGMeta" in node["labels"]:
             for volatile in ("created_at", "graph_version"):
                 node["props"].pop(volatile, None)
