@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from hipporag_neo4j.models import Passage
-from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge, WalkParams
+from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 
 DIM = 8
@@ -87,7 +87,8 @@ def append(path: str) -> None:
     store.open(MODEL, DIM)
     phrases, passages = records(36, 10)  # 36..39 are stored already
     written = store.write_passages(phrases, passages)
-    print(json.dumps({"written": written.passages}))
+    ids = written if isinstance(written, list) else written.passages  # a list of ids before issue 34
+    print(json.dumps({"written": ids}))
     store.close()
 
 
@@ -95,22 +96,25 @@ def reads(path: str) -> dict[str, Any]:
     store = EmbeddedStore(path, persist_snapshot=False)
     store.open(MODEL, DIM)
     seeds = {phrase(i).id: 1.0 / (1 + i) for i in (3, 11, 27)}
+    # this worker also runs on the package of an older release: its reads as that release made them
+    if hasattr(store, "view"):  # issue 34 on: a view of one graph version, walks with WalkParams
+        from hipporag_neo4j.stores.base import WalkParams
+
+        reader, walk = store.view(), (WalkParams(0.5, 100, 1e-10),)
+    else:
+        reader, walk = store, (0.5, 100, 1e-10)
     out: dict[str, Any] = {
         "stats": {k: v for k, v in store.stats().model_dump().items() if k not in ("location", "extra")},
         "graph": [
-            [s.passage_id, s.score, s.top_phrases]
-            for s in store.view().graph_passage_scores(seeds, WalkParams(0.5, 100, 1e-10), 20, 3)
+            [s.passage_id, s.score, s.top_phrases] for s in reader.graph_passage_scores(seeds, *walk, 20, 3)
         ],
         "walk": [
             [s.passage_id, s.score, s.top_phrases]
-            for s in store.view().passage_node_scores(
-                seeds, {records(8, 1)[1][0].passage.id: 0.5}, WalkParams(0.5, 100, 1e-10), 20, 3
-            )
+            for s in reader.passage_node_scores(seeds, {records(8, 1)[1][0].passage.id: 0.5}, *walk, 20, 3)
         ],
-        "ppr": sorted(store.view().personalized_pagerank(seeds, WalkParams(0.5, 100, 1e-10)).items()),
+        "ppr": sorted(reader.personalized_pagerank(seeds, *walk).items()),
         "facts": [
-            [f.id, f.subject_id, f.object_id, f.similarity]
-            for f in store.view().nearest_facts(vec(10_005), 5)
+            [f.id, f.subject_id, f.object_id, f.similarity] for f in reader.nearest_facts(vec(10_005), 5)
         ],
         "near": [
             [[h.id, h.similarity, h.passage_count] for h in hits]
