@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,11 +19,65 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def user_setting(name: str) -> bool:
+    """A variable the product reads as a setting (``HIPPORAG_*``), not one that configures the tests
+    (``HIPPORAG_TEST_*``: which Neo4j server to test on, the LLM cache...)."""
+    upper = name.upper()
+    return upper.startswith("HIPPORAG_") and not upper.startswith("HIPPORAG_TEST_")
+
+
+#: What the session took away from the process and gives back at its end: the user's HIPPORAG_*
+#: variables, and the working directory it ran from.
+_scrubbed: dict[str, object] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any fixture of any scope (and before collection imports a test module): the user's
+    HIPPORAG_* variables leave ``os.environ`` for the whole session. A module- or session-scoped fixture
+    sees no HIPPORAG_NEO4J_URI of a user's shell (``source neo4j.env``) and so never writes into the
+    database it names; subprocesses of the tests inherit the scrubbed environment."""
+    if "environ" in _scrubbed:
+        return
+    removed = {name: os.environ.pop(name) for name in list(os.environ) if user_setting(name)}
+    _scrubbed["environ"] = removed
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The session runs in an empty temporary directory: settings read ``.env`` and ``hipporag.toml``
+    from the working directory (hipporag_neo4j/settings.py, :func:`load_settings`), and a user's files
+    there must not reach a fixture. (After every plugin's ``pytest_configure``, which may resolve paths
+    given on the command line against the directory pytest was started in; test paths are resolved
+    against that directory too.)"""
+    if "cwd" not in _scrubbed:
+        _scrubbed["cwd"] = os.getcwd()
+        empty = tempfile.mkdtemp(prefix="hipporag-tests-cwd-")
+        _scrubbed["empty"] = empty
+        os.chdir(empty)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Give the process its working directory and the user's variables back (pytest run in-process)."""
+    cwd = _scrubbed.pop("cwd", None)
+    if isinstance(cwd, str):
+        os.chdir(cwd)
+    empty = _scrubbed.pop("empty", None)
+    if isinstance(empty, str):
+        shutil.rmtree(empty, ignore_errors=True)
+    removed = _scrubbed.pop("environ", None)
+    if isinstance(removed, dict):
+        for name, value in removed.items():
+            os.environ.setdefault(name, value)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the developer's HIPPORAG_* settings or .env file."""
+    """Each test in a directory of its own, and without a HIPPORAG_* setting an earlier test (or a
+    module-scoped fixture) left in the environment; the user's were removed at session start
+    (:func:`pytest_configure`)."""
     for name in list(os.environ):
-        if name.startswith("HIPPORAG_") and not name.startswith("HIPPORAG_TEST_"):
+        if user_setting(name):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
 
