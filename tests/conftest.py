@@ -166,8 +166,9 @@ def _neo4j_namespaces_deleted() -> Iterator[None]:
 
 @pytest.fixture(scope="session", autouse=True)
 def _neo4j_database_unchanged() -> Iterator[None]:
-    """The Neo4j tests leave the database as they found it: same node, relationship, index, constraint
-    and GDS projection counts as when the session first reached the server (else an error here)."""
+    """The Neo4j tests leave the database as they found it: same node and relationship counts (in all,
+    per label, per type), indexes, constraints and GDS projections as when the session first reached the
+    server (else an error here), once every namespace the session handed out is deleted."""
     from tests.support import neo4j_support
 
     yield
@@ -177,6 +178,9 @@ def _neo4j_database_unchanged() -> Iterator[None]:
         if server is None or before is None:
             return
         neo4j_support.remember_summary()
+        # the namespaces of module- and session-scoped fixtures (and any a test's clean-up missed)
+        neo4j_support.delete_namespaces(server, list(dict.fromkeys(neo4j_support.session_namespaces)))
+        neo4j_support.session_namespaces.clear()
         neo4j_support.drop_new_schema(server, before["indexes"] + before["constraints"], vector_only=False)
         after = neo4j_support.database_snapshot(server)
         assert after == before, f"the Neo4j tests left the database changed: before {before}, after {after}"

@@ -64,6 +64,10 @@ SCHEMA_NAME = re.compile(r"^hipporag_[A-Za-z0-9_]+$")
 _server: dict[str, Any] = {}
 #: Namespaces handed out since the last clean-up (the conftest fixture empties it after each test).
 created_namespaces: list[str] = []
+#: Every namespace handed out in the session, by a test or by a fixture of any scope: a module- or
+#: session-scoped fixture makes its namespace before a test's own clean-up starts counting, so the
+#: session's end deletes these too before it compares the database with the snapshot.
+session_namespaces: list[str] = []
 
 
 # --- a server built from Maven Central by scripts/neo4j_server.py ---------------------------------------
@@ -221,6 +225,7 @@ def stop_local_server() -> None:
 def random_namespace() -> str:
     namespace = "t" + uuid.uuid4().hex[:16]
     created_namespaces.append(namespace)
+    session_namespaces.append(namespace)
     return namespace
 
 
@@ -294,11 +299,27 @@ def server_has_gds(server: tuple[str, str, str, str]) -> bool:
     return bool(rows and rows[0]["n"])
 
 
+def _quoted(name: str) -> str:
+    """A label or relationship type as a Cypher identifier (backticks doubled inside)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def database_snapshot(server: tuple[str, str, str, str]) -> dict[str, Any]:
-    """What the tests must leave as they found it: node and relationship counts, index and constraint
+    """What the tests must leave as they found it: node and relationship counts (in all, per label and
+    per relationship type: the database's count store, no scan), index, constraint and GDS projection
     names."""
     nodes = run_cypher(server, "MATCH (n) RETURN count(n) AS n")[0]["n"]
     rels = run_cypher(server, "MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"]
+    labels: dict[str, int] = {}
+    for row in run_cypher(server, "CALL db.labels() YIELD label RETURN label"):
+        count = run_cypher(server, f"MATCH (n:{_quoted(row['label'])}) RETURN count(n) AS n")[0]["n"]
+        if count:
+            labels[row["label"]] = count
+    types: dict[str, int] = {}
+    for row in run_cypher(server, "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t"):
+        count = run_cypher(server, f"MATCH ()-[r:{_quoted(row['t'])}]->() RETURN count(r) AS n")[0]["n"]
+        if count:
+            types[row["t"]] = count
     indexes = sorted(r["name"] for r in run_cypher(server, "SHOW INDEXES YIELD name RETURN name"))
     constraints = sorted(r["name"] for r in run_cypher(server, "SHOW CONSTRAINTS YIELD name RETURN name"))
     projections: list[str] = []
@@ -308,6 +329,8 @@ def database_snapshot(server: tuple[str, str, str, str]) -> dict[str, Any]:
     return {
         "nodes": nodes,
         "relationships": rels,
+        "labels": labels,
+        "relationship_types": types,
         "indexes": indexes,
         "constraints": constraints,
         "projections": projections,
