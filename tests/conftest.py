@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,16 +50,52 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     from the working directory (hipporag_neo4j/settings.py, :func:`load_settings`), and a user's files
     there must not reach a fixture. (After every plugin's ``pytest_configure``, which may resolve paths
     given on the command line against the directory pytest was started in; test paths are resolved
-    against that directory too.)"""
+    against that directory too.) And SIGTERM and SIGHUP stop the Neo4j servers the session started
+    (:func:`_stop_servers_then_die`)."""
     if "cwd" not in _scrubbed:
         _scrubbed["cwd"] = os.getcwd()
         empty = tempfile.mkdtemp(prefix="hipporag-tests-cwd-")
         _scrubbed["empty"] = empty
         os.chdir(empty)
+    if "handlers" not in _scrubbed:
+        _scrubbed["pid"] = os.getpid()
+        try:
+            _scrubbed["handlers"] = {sig: signal.signal(sig, _stop_servers_then_die) for sig in STOP_SIGNALS}
+        except ValueError:  # pytest run in-process from a thread other than the main one: no handlers
+            _scrubbed["handlers"] = {}
+
+
+#: Signals that end a run from outside: a CI time limit or ``kill`` (SIGTERM), a closed terminal (SIGHUP).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop_servers_then_die(signum: int, frame: object) -> None:
+    """A run stopped from outside stops the Neo4j servers it started (the session's, the ones tests
+    started for themselves), which neither the fixtures' finalizers nor atexit would, then ends as the
+    signal's default action ends a process (its status says which signal). A child forked by a test
+    that gets the signal just ends: the servers are its parent's."""
+    if os.getpid() == _scrubbed.get("pid"):
+        for sig in STOP_SIGNALS:  # one clean-up, however many signals follow
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            from tests.support import neo4j_support
+
+            neo4j_support.stop_started_servers()
+        finally:
+            empty = _scrubbed.get("empty")
+            if isinstance(empty, str):
+                shutil.rmtree(empty, ignore_errors=True)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Give the process its working directory and the user's variables back (pytest run in-process)."""
+    """Give the process its working directory, signal handlers and the user's variables back (pytest
+    run in-process)."""
+    handlers = _scrubbed.pop("handlers", None)
+    if isinstance(handlers, dict):
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
     cwd = _scrubbed.pop("cwd", None)
     if isinstance(cwd, str):
         os.chdir(cwd)
