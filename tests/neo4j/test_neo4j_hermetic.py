@@ -7,6 +7,7 @@
    relationship type, the namespaces in it, indexes, constraints, GDS projections). The session's
    test server stands for the user's database. Before issue 36 the module-scoped ``demo_store`` of the
    explorer tests wrote 455 nodes into it.
+   A namespace a module-scoped fixture made and left is deleted at the session's end.
 2. A run stopped from outside stops the servers it started: a pytest that started its own server
    (``HIPPORAG_TEST_NEO4J_PAIR``) gets SIGTERM once the server answers; the server's JVM is gone when
    the run has ended, its ports closed, its home removed, and the run ended by SIGTERM. With ``kill -9``
@@ -34,6 +35,7 @@ from tests.support.neo4j_support import (
     START_TIMEOUT,
     database_snapshot,
     neo4j_server_or_skip,
+    neo4j_settings_or_skip,
     random_namespace,
     run_cypher,
 )
@@ -146,6 +148,25 @@ def test_the_suite_leaves_the_database_of_the_users_environment_unchanged(tmp_pa
     assert after == before, f"the database of the user's environment changed: {before} -> {after}\n{output}"
     assert result.returncode == 0, output
     assert f"{len(FIXTURE_TESTS)} passed" in result.stdout, output
+
+
+@pytest.fixture(scope="module")
+def namespace_of_a_module_fixture() -> str:
+    """A namespace a module-scoped fixture writes into and does not clean up (it is set up before a
+    test's own clean-up starts counting namespaces)."""
+    settings = neo4j_settings_or_skip()
+    server = neo4j_server_or_skip()
+    run_cypher(server, "CREATE (:Passage {namespace: $ns, id: 'left-by-a-fixture'})", ns=settings.namespace)
+    return settings.namespace
+
+
+def test_the_namespace_of_a_module_fixture_is_deleted_at_session_end(
+    namespace_of_a_module_fixture: str,
+) -> None:
+    """The session's end deletes it before it compares the database (tests/conftest.py
+    ``_neo4j_database_unchanged``, which fails the session if it were left)."""
+    assert namespace_of_a_module_fixture in neo4j_support.session_namespaces
+    assert namespace_of_a_module_fixture not in neo4j_support.created_namespaces  # not this test's
 
 
 # --- 2. a run stopped from outside stops its servers --------------------------------------------------
