@@ -234,10 +234,14 @@ def wait_for(condition: Callable[[], bool], timeout: float) -> bool:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
 def test_a_run_stopped_from_outside_stops_its_server(tmp_path: Path, signum: signal.Signals) -> None:
     ready = tmp_path / "ready.json"
+    # the run's temporary files (its empty working directory, the server's home) under this test's, so
+    # that what a killed run cannot remove itself is removed with this test's
+    (tmp_path / "tmp").mkdir()
     env = without_test_servers(dict(os.environ)) | {
         "HIPPORAG_TEST_NEO4J_PAIR": str(PAIR),
         "HIPPORAG_TEST_NEO4J_GDS": "0",  # a quicker start; stopping it is the point
         HOLD: str(ready),
+        "TMPDIR": str(tmp_path / "tmp"),
     }
     log = tmp_path / "pytest.log"
     with log.open("wb") as out:
