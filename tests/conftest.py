@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import signal
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,11 +20,101 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+def user_setting(name: str) -> bool:
+    """A variable the product reads as a setting (``HIPPORAG_*``), not one that configures the tests
+    (``HIPPORAG_TEST_*``: which Neo4j server to test on, the LLM cache...)."""
+    upper = name.upper()
+    return upper.startswith("HIPPORAG_") and not upper.startswith("HIPPORAG_TEST_")
+
+
+#: What the session took away from the process and gives back at its end: the user's HIPPORAG_*
+#: variables, and the working directory it ran from.
+_scrubbed: dict[str, object] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any fixture of any scope (and before collection imports a test module): the user's
+    HIPPORAG_* variables leave ``os.environ`` for the whole session. A module- or session-scoped fixture
+    sees no HIPPORAG_NEO4J_URI of a user's shell (``source neo4j.env``) and so never writes into the
+    database it names; subprocesses of the tests inherit the scrubbed environment."""
+    if "environ" in _scrubbed:
+        return
+    removed = {name: os.environ.pop(name) for name in list(os.environ) if user_setting(name)}
+    _scrubbed["environ"] = removed
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The session runs in an empty temporary directory: settings read ``.env`` and ``hipporag.toml``
+    from the working directory (hipporag_neo4j/settings.py, :func:`load_settings`), and a user's files
+    there must not reach a fixture. (After every plugin's ``pytest_configure``, which may resolve paths
+    given on the command line against the directory pytest was started in; test paths are resolved
+    against that directory too.) And SIGTERM and SIGHUP stop the Neo4j servers the session started
+    (:func:`_stop_servers_then_die`)."""
+    if "cwd" not in _scrubbed:
+        _scrubbed["cwd"] = os.getcwd()
+        empty = tempfile.mkdtemp(prefix="hipporag-tests-cwd-")
+        _scrubbed["empty"] = empty
+        os.chdir(empty)
+    if "handlers" not in _scrubbed:
+        _scrubbed["pid"] = os.getpid()
+        try:
+            _scrubbed["handlers"] = {sig: signal.signal(sig, _stop_servers_then_die) for sig in STOP_SIGNALS}
+        except ValueError:  # pytest run in-process from a thread other than the main one: no handlers
+            _scrubbed["handlers"] = {}
+
+
+#: Signals that end a run from outside: a CI time limit or ``kill`` (SIGTERM), a closed terminal (SIGHUP).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop_servers_then_die(signum: int, frame: object) -> None:
+    """A run stopped from outside stops the Neo4j servers it started (the session's, the ones tests
+    started for themselves), which neither the fixtures' finalizers nor atexit would, then ends as the
+    signal's default action ends a process (its status says which signal). A child forked by a test
+    that gets the signal just ends: the servers are its parent's."""
+    if os.getpid() == _scrubbed.get("pid"):
+        for sig in STOP_SIGNALS:  # one clean-up, however many signals follow
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            from tests.support import neo4j_support
+
+            neo4j_support.stop_started_servers()
+        finally:
+            empty = _scrubbed.get("empty")
+            if isinstance(empty, str):
+                shutil.rmtree(empty, ignore_errors=True)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Give the process its working directory, signal handlers and the user's variables back (pytest
+    run in-process)."""
+    handlers = _scrubbed.pop("handlers", None)
+    if isinstance(handlers, dict):
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    cwd = _scrubbed.pop("cwd", None)
+    if isinstance(cwd, str):
+        os.chdir(cwd)
+    empty = _scrubbed.pop("empty", None)
+    if isinstance(empty, str):
+        shutil.rmtree(empty, ignore_errors=True)
+    removed = _scrubbed.pop("environ", None)
+    if isinstance(removed, dict):
+        for name, value in removed.items():
+            os.environ.setdefault(name, value)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the developer's HIPPORAG_* settings or .env file."""
+    """Each test in a directory of its own, and without a HIPPORAG_* setting an earlier test (or a
+    module-scoped fixture) left in the environment; the user's were removed at session start
+    (:func:`pytest_configure`)."""
     for name in list(os.environ):
-        if name.startswith("HIPPORAG_") and not name.startswith("HIPPORAG_TEST_"):
+        if user_setting(name):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
 
@@ -110,8 +203,9 @@ def _neo4j_namespaces_deleted() -> Iterator[None]:
 
 @pytest.fixture(scope="session", autouse=True)
 def _neo4j_database_unchanged() -> Iterator[None]:
-    """The Neo4j tests leave the database as they found it: same node, relationship, index, constraint
-    and GDS projection counts as when the session first reached the server (else an error here)."""
+    """The Neo4j tests leave the database as they found it: same node and relationship counts (in all,
+    per label, per type), indexes, constraints and GDS projections as when the session first reached the
+    server (else an error here), once every namespace the session handed out is deleted."""
     from tests.support import neo4j_support
 
     yield
@@ -121,6 +215,9 @@ def _neo4j_database_unchanged() -> Iterator[None]:
         if server is None or before is None:
             return
         neo4j_support.remember_summary()
+        # the namespaces of module- and session-scoped fixtures (and any a test's clean-up missed)
+        neo4j_support.delete_namespaces(server, list(dict.fromkeys(neo4j_support.session_namespaces)))
+        neo4j_support.session_namespaces.clear()
         neo4j_support.drop_new_schema(server, before["indexes"] + before["constraints"], vector_only=False)
         after = neo4j_support.database_snapshot(server)
         assert after == before, f"the Neo4j tests left the database changed: before {before}, after {after}"

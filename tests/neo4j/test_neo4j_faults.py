@@ -106,6 +106,7 @@ class OwnServer:
         """Start the server again on the same home (same ports, password and data)."""
         cmd = [sys.executable, str(SERVER_SCRIPT), "start", "--pair", str(self.server.state["pair"])]
         cmd += ["--home", str(self.server.home), "--json", "--timeout", str(START_TIMEOUT)]
+        cmd += ["--watch-pid", str(os.getpid()), "--watch-remove-home"]  # stopped if the session dies
         if not self.server.state.get("gds"):
             cmd.append("--no-gds")
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=START_TIMEOUT + 900)

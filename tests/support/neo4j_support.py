@@ -21,6 +21,7 @@ nodes, relationships, indexes and constraints before and after the session.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import re
@@ -64,10 +65,27 @@ SCHEMA_NAME = re.compile(r"^hipporag_[A-Za-z0-9_]+$")
 _server: dict[str, Any] = {}
 #: Namespaces handed out since the last clean-up (the conftest fixture empties it after each test).
 created_namespaces: list[str] = []
+#: Every namespace handed out in the session, by a test or by a fixture of any scope: a module- or
+#: session-scoped fixture makes its namespace before a test's own clean-up starts counting, so the
+#: session's end deletes these too before it compares the database with the snapshot.
+session_namespaces: list[str] = []
 
 
 # --- a server built from Maven Central by scripts/neo4j_server.py ---------------------------------------
 SERVER_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "neo4j_server.py"
+
+#: Every server this process started and has not stopped yet (the session's, and the ones tests start
+#: for themselves), by home; a home is here from before its start command runs. Stopped by
+#: :func:`stop_started_servers`: at exit, and on SIGTERM / SIGHUP (tests/conftest.py), when neither the
+#: fixtures' finalizers nor atexit run.
+_started: dict[Path, LocalNeo4j] = {}
+#: ``scripts/neo4j_server.py start`` commands under way (a signal to the session stops them first: the
+#: script then stops the server it launched).
+_starting: list[subprocess.Popen[str]] = []
+#: Other servers to stop with them (testcontainers).
+_other_stops: list[Callable[[], None]] = []
+#: The process that owns them (a child forked by a test inherits the lists, not the servers).
+_owner_pid = os.getpid()
 
 
 @dataclass
@@ -94,28 +112,60 @@ class LocalNeo4j:
             f"started in {self.state.get('started_seconds')} s"
         )
 
-    def stop(self) -> None:
-        subprocess.run(
-            [sys.executable, str(SERVER_SCRIPT), "stop", "--home", str(self.home)],
-            capture_output=True,
-            timeout=180,
-        )
+    def stop(self, timeout: float = 90.0) -> None:
+        """Stop the server (SIGKILL after ``timeout`` seconds) and remove its home."""
+        _started.pop(self.home, None)
+        if self.home.exists():
+            cmd = [sys.executable, str(SERVER_SCRIPT), "stop", "--home", str(self.home)]
+            subprocess.run([*cmd, "--timeout", str(timeout)], capture_output=True, timeout=timeout + 90)
         shutil.rmtree(self.home, ignore_errors=True)
 
 
 def start_local_neo4j(pair: str, gds: bool = True, timeout: float = START_TIMEOUT) -> LocalNeo4j:
     """Start a server of ``pair`` (lts, latest) with ``scripts/neo4j_server.py`` in a fresh temporary home
-    on free loopback ports (the script resolves the pinned jars with Maven once into ~/.m2)."""
+    on free loopback ports (the script resolves the pinned jars with Maven once into ~/.m2). The server is
+    tied to this process (``--watch-pid``): it stops when this process ends, even by ``kill -9``."""
     home = Path(tempfile.mkdtemp(prefix=f"hipporag-test-neo4j-{pair}-"))
     cmd = [sys.executable, str(SERVER_SCRIPT), "start", "--pair", pair, "--home", str(home), "--json"]
-    cmd += ["--timeout", str(timeout)]
+    cmd += ["--timeout", str(timeout), "--watch-pid", str(os.getpid()), "--watch-remove-home"]
     if not gds:
         cmd.append("--no-gds")
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 900)
-    if result.returncode != 0:
-        LocalNeo4j(home, {}).stop()
-        raise RuntimeError(f"scripts/neo4j_server.py start --pair {pair} failed:\n{result.stderr[-3000:]}")
-    return LocalNeo4j(home, json.loads(result.stdout))
+    server = _started[home] = LocalNeo4j(home, {})
+    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _starting.append(process)
+    try:
+        out, err = process.communicate(timeout=timeout + 900)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+    finally:
+        _starting.remove(process)
+    if process.returncode != 0:
+        server.stop()
+        raise RuntimeError(f"scripts/neo4j_server.py start --pair {pair} failed:\n{err[-3000:]}")
+    server.state = json.loads(out)
+    return server
+
+
+def stop_started_servers(timeout: float = 30.0) -> None:
+    """Stop every server this process started and has not stopped (SIGKILL after ``timeout`` seconds):
+    start commands under way get SIGTERM first (the script stops what it launched), then each home is
+    stopped and removed, then the containers."""
+    if os.getpid() != _owner_pid:
+        return
+    for process in list(_starting):
+        with contextlib.suppress(OSError):
+            process.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=timeout + 30)
+    for server in list(_started.values()):
+        server.stop(timeout=timeout)
+    while _other_stops:
+        with contextlib.suppress(Exception):  # the others still get stopped
+            _other_stops.pop()()
+
+
+atexit.register(stop_started_servers)
 
 
 # --- testcontainers -------------------------------------------------------------------------------
@@ -140,7 +190,7 @@ def _start_container() -> tuple[str, str, str]:
     for key, value in CONTAINER_ENV.items():
         container.with_env(key, value)
     container.start()
-    atexit.register(container.stop)
+    _other_stops.append(container.stop)
     return container.get_connection_url(), "neo4j", TEST_PASSWORD
 
 
@@ -171,7 +221,6 @@ def _find_server() -> tuple[str, str, str, str] | str:
     if pair:
         gds = os.environ.get("HIPPORAG_TEST_NEO4J_GDS", "1") != "0"
         server = start_local_neo4j(pair, gds=gds)
-        atexit.register(server.stop)
         _server["local"] = server
         found = (server.uri, "neo4j", server.password, "neo4j")
         if gds and not server_has_gds(found):
@@ -221,6 +270,7 @@ def stop_local_server() -> None:
 def random_namespace() -> str:
     namespace = "t" + uuid.uuid4().hex[:16]
     created_namespaces.append(namespace)
+    session_namespaces.append(namespace)
     return namespace
 
 
@@ -296,11 +346,27 @@ def server_has_gds(server: tuple[str, str, str, str]) -> bool:
     return bool(rows and rows[0]["n"])
 
 
+def _quoted(name: str) -> str:
+    """A label or relationship type as a Cypher identifier (backticks doubled inside)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
 def database_snapshot(server: tuple[str, str, str, str]) -> dict[str, Any]:
-    """What the tests must leave as they found it: node and relationship counts, index and constraint
+    """What the tests must leave as they found it: node and relationship counts (in all, per label and
+    per relationship type: the database's count store, no scan), index, constraint and GDS projection
     names."""
     nodes = run_cypher(server, "MATCH (n) RETURN count(n) AS n")[0]["n"]
     rels = run_cypher(server, "MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"]
+    labels: dict[str, int] = {}
+    for row in run_cypher(server, "CALL db.labels() YIELD label RETURN label"):
+        count = run_cypher(server, f"MATCH (n:{_quoted(row['label'])}) RETURN count(n) AS n")[0]["n"]
+        if count:
+            labels[row["label"]] = count
+    types: dict[str, int] = {}
+    for row in run_cypher(server, "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t"):
+        count = run_cypher(server, f"MATCH ()-[r:{_quoted(row['t'])}]->() RETURN count(r) AS n")[0]["n"]
+        if count:
+            types[row["t"]] = count
     indexes = sorted(r["name"] for r in run_cypher(server, "SHOW INDEXES YIELD name RETURN name"))
     constraints = sorted(r["name"] for r in run_cypher(server, "SHOW CONSTRAINTS YIELD name RETURN name"))
     projections: list[str] = []
@@ -310,6 +376,8 @@ def database_snapshot(server: tuple[str, str, str, str]) -> dict[str, Any]:
     return {
         "nodes": nodes,
         "relationships": rels,
+        "labels": labels,
+        "relationship_types": types,
         "indexes": indexes,
         "constraints": constraints,
         "projections": projections,
