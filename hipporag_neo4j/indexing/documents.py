@@ -16,6 +16,9 @@ The libraries, chosen for the job (the ``[documents]`` extra; text needs only ch
   boilerplate are left out, tables kept; lxml (which it uses) reads ``<title>`` when it finds no title.
 * Encodings: UTF-8 (with or without BOM) and UTF-16/32 with a BOM are decoded as such, an HTML page's
   declared charset is honoured, anything else is detected by charset-normalizer.
+* NUL bytes: a file whose NUL bytes are at most 1% of its bytes, and whose other bytes hold at most 1% of
+  control characters, is text with the NULs dropped (a stray NUL from a bad copy or a log writer), and
+  the passage's metadata notes how many were dropped; more NULs or control characters make it binary.
 
 Every problem is an :class:`InputError` naming the file and what is wrong with it; the caller reports it
 and reads the other files.
@@ -47,14 +50,23 @@ _BOMS = (
 )
 
 
+#: The largest share of NUL bytes (and of other control characters) a text file may have; see
+#: :func:`drop_nul_bytes`.
+MAX_NUL_SHARE = 0.01
+#: C0 control characters and DEL, without tab, line feed, form feed and carriage return.
+_CONTROL_BYTES = bytes([*range(1, 9), 11, *range(14, 32), 127])
+
+
 @dataclass(frozen=True)
 class Document:
     """A file's text, its title (None unless the document has one) and the encoding it was decoded
-    from (None for PDF and DOCX, which are not text files)."""
+    from (None for PDF and DOCX, which are not text files); ``notes``: what was changed in reading it
+    (for the passage's metadata)."""
 
     text: str
     title: str | None
     encoding: str | None
+    notes: tuple[str, ...] = ()
 
 
 def _codec_name(name: str) -> str | None:
@@ -64,10 +76,29 @@ def _codec_name(name: str) -> str | None:
         return None
 
 
-def decode_text(data: bytes, path: Path, declared: str | None = None) -> tuple[str, str]:
+def drop_nul_bytes(data: bytes, path: Path) -> tuple[bytes, int]:
+    """``data`` without its NUL bytes, and how many there were, when they are a small share of it (at
+    most :data:`MAX_NUL_SHARE` of the bytes) and the rest has at most that share of other control
+    characters; else (a binary file) an InputError saying so."""
+    nuls = data.count(0)
+    if not nuls:
+        return data, 0
+    rest = data.replace(b"\x00", b"")
+    controls = len(rest) - len(rest.translate(None, _CONTROL_BYTES))
+    if nuls > len(data) * MAX_NUL_SHARE or controls > len(rest) * MAX_NUL_SHARE:
+        raise InputError(
+            f"{path}: a binary file ({nuls:,} NUL bytes in {len(data):,}), not text "
+            f"(a text file may have up to {MAX_NUL_SHARE:.0%} NUL bytes, which are dropped)"
+        )
+    return rest, nuls
+
+
+def decode_text(
+    data: bytes, path: Path, declared: str | None = None, notes: list[str] | None = None
+) -> tuple[str, str]:
     """``data`` as text and the encoding it was read as: a BOM's, else UTF-8, else ``declared`` (an HTML
     page's charset), else what charset-normalizer detects. A binary file or bytes that are text in no
-    encoding are an InputError."""
+    encoding are an InputError. A few NUL bytes are dropped (:func:`drop_nul_bytes`), said in ``notes``."""
     for bom, name in _BOMS:
         if data.startswith(bom):
             try:
@@ -77,8 +108,9 @@ def decode_text(data: bytes, path: Path, declared: str | None = None) -> tuple[s
                     f"{path}: starts with a {name} byte-order mark but is not {name} "
                     f"(invalid byte at offset {exc.start})"
                 ) from None
-    if b"\x00" in data[:65536]:
-        raise InputError(f"{path}: a binary file (NUL bytes), not text")
+    data, nuls = drop_nul_bytes(data, path)
+    if nuls and notes is not None:
+        notes.append(f"dropped {nuls} NUL byte{'s' if nuls != 1 else ''}")
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError as exc:
@@ -106,8 +138,9 @@ def decode_text(data: bytes, path: Path, declared: str | None = None) -> tuple[s
 
 
 def read_text_file(path: Path) -> Document:
-    text, encoding = decode_text(path.read_bytes(), path)
-    return Document(text, None, encoding)
+    notes: list[str] = []
+    text, encoding = decode_text(path.read_bytes(), path, notes=notes)
+    return Document(text, None, encoding, tuple(notes))
 
 
 def _missing_extra(path: Path, what: str) -> InputError:
@@ -180,6 +213,24 @@ def _pdf_page_paragraphs(page: Any) -> list[str]:
     return paragraphs
 
 
+def _pdf_problem(exc: Exception) -> str:
+    """Why a PDF cannot be read. pdfplumber wraps pdfminer's error in a ``PdfminerException`` whose own
+    message is empty: the wrapped error is the one to name, and an encrypted file is said to be one."""
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+
+    cause = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Exception) else exc
+    if isinstance(cause, PDFPasswordIncorrect):
+        return "encrypted PDF: needs a password (save a copy without one to index it)"
+    if isinstance(cause, PDFEncryptionError):
+        detail = f": {cause}" if str(cause) else ""
+        return (
+            f"encrypted PDF that cannot be read ({type(cause).__name__}{detail}); "
+            "save a copy without encryption"
+        )
+    detail = str(cause) or "no details given"
+    return f"not a readable PDF ({type(cause).__name__}: {detail})"
+
+
 def read_pdf(path: Path) -> Document:
     try:
         import pdfplumber
@@ -195,7 +246,7 @@ def read_pdf(path: Path) -> Document:
     except InputError:
         raise
     except Exception as exc:  # pdfminer raises many types for damaged or encrypted files
-        raise InputError(f"{path}: not a readable PDF ({type(exc).__name__}: {exc})") from None
+        raise InputError(f"{path}: {_pdf_problem(exc)}") from None
     paragraphs = _drop_leading_title(paragraphs, title)
     if not paragraphs:
         raise InputError(f"{path}: the PDF has no text layer (a scanned document? run OCR on it first)")
@@ -253,7 +304,8 @@ def read_html(path: Path) -> Document:
         raise _missing_extra(path, "HTML files") from None
     data = path.read_bytes()
     declared = _HTML_CHARSET.search(data[:4096])
-    html, encoding = decode_text(data, path, declared[1].decode("ascii") if declared else None)
+    notes: list[str] = []
+    html, encoding = decode_text(data, path, declared[1].decode("ascii") if declared else None, notes)
     try:
         found = trafilatura.bare_extraction(html, include_tables=True, with_metadata=True)
         fallback_text, page_title = _html_fallback(html)
@@ -266,7 +318,7 @@ def read_html(path: Path) -> Document:
     paragraphs = _drop_leading_title([p for p in re.split(r"\n\s*\n|\n", text) if p.strip()], title)
     if not paragraphs:
         raise InputError(f"{path}: the HTML page has no text")
-    return Document("\n\n".join(paragraphs), title, encoding)
+    return Document("\n\n".join(paragraphs), title, encoding, tuple(notes))
 
 
 #: Readers by file suffix (lower case); .txt, .md, .json and .jsonl are read by inputs.py from text.

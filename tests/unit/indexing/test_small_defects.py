@@ -1,0 +1,50 @@
+"""Smaller defects a user met with a real corpus (issue 37, item 6), each as the user met it: an encrypted
+PDF's reason, a text file with a few NUL bytes, HTML navigation and tables, an empty file, and what
+``list`` says of a file's format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hipporag_neo4j.indexing.inputs import read_passages
+
+pytestmark = pytest.mark.unit
+
+
+def _failures(read_dir: Path) -> dict[str, str]:
+    return {Path(f.source or "").name: f.reason for f in read_passages([read_dir]).failures}
+
+
+def test_an_encrypted_pdf_says_it_needs_a_password(tmp_path: Path) -> None:
+    fpdf = pytest.importorskip("fpdf")
+    pytest.importorskip("pdfplumber")
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    pdf.text(20, 20, "The harbor kelp project is confidential.")
+    pdf.set_encryption(owner_password="owner", user_password="reader")
+    pdf.output(str(tmp_path / "secret.pdf"))
+    (tmp_path / "damaged.pdf").write_bytes(b"%PDF-1.4\n1 0 obj <<>> garbage, no trailer")
+    failed = _failures(tmp_path)
+    assert failed["secret.pdf"].startswith("encrypted PDF: needs a password"), failed
+    # a damaged file names pdfminer's own error, never an empty "PdfminerException: "
+    assert failed["damaged.pdf"].startswith("not a readable PDF (")
+    assert "PdfminerException" not in failed["damaged.pdf"] and not failed["damaged.pdf"].endswith(": )")
+
+
+def test_a_few_nul_bytes_are_dropped_and_noted_a_binary_file_is_still_refused(tmp_path: Path) -> None:
+    text = "Ticket FH-1939: the pump at Maple Ridge Orchards was replaced. " * 20
+    (tmp_path / "tickets.txt").write_bytes(text[:600].encode() + b"\x00\x00" + text[600:].encode() + b"\x00")
+    (tmp_path / "mostly-nul.txt").write_bytes(b"abc\x00" * 100)
+    (tmp_path / "controls.txt").write_bytes(bytes(range(1, 32)) * 50 + b"\x00")
+    read = read_passages([tmp_path])
+    [passage] = read.passages
+    assert passage.text == text.strip() or passage.text == text
+    assert "\x00" not in passage.text
+    assert passage.metadata["notes"] == ["dropped 3 NUL bytes"]
+    failed = {Path(f.source or "").name: f.reason for f in read.failures}
+    assert set(failed) == {"mostly-nul.txt", "controls.txt"}
+    assert all(reason.startswith("a binary file (") for reason in failed.values()), failed
+    assert "100 NUL bytes in 400" in failed["mostly-nul.txt"]
