@@ -13,7 +13,10 @@ The libraries, chosen for the job (the ``[documents]`` extra; text needs only ch
 * DOCX: python-docx, the maintained reader of Word's format: paragraphs and tables in document order,
   style names (headings, "Title") and the core properties (title).
 * HTML: trafilatura, built and benchmarked for a page's main text: navigation, menus, footers and
-  boilerplate are left out, tables kept; lxml (which it uses) reads ``<title>`` when it finds no title.
+  boilerplate are left out; lxml (which it uses) reads ``<title>``. Before trafilatura sees the page,
+  lxml drops its frame (``<nav>``, ``<header>``, ``<footer>``, ``<aside>``, their ARIA roles, and bars of
+  short links or pipe-separated words such as "Home | About | Contact | Login", which trafilatura keeps on
+  a short page) and turns each table into ``Header: value`` rows as PDF and DOCX tables are read.
 * Encodings: UTF-8 (with or without BOM) and UTF-16/32 with a BOM are decoded as such, an HTML page's
   declared charset is honoured, anything else is detected by charset-normalizer.
 * NUL bytes: a file whose NUL bytes are at most 1% of its bytes, and whose other bytes hold at most 1% of
@@ -282,6 +285,69 @@ def read_docx(path: Path) -> Document:
     return Document("\n\n".join(paragraphs), title, None)
 
 
+#: Elements that are a page's frame, not its text: navigation, header, footer, side bars (and their ARIA
+#: roles), with scripts and styles.
+_HTML_BOILERPLATE = (
+    "//script|//style|//noscript|//template|//nav|//header|//footer|//aside|//menu"
+    "|//*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='menu' or @role='menubar']"
+)
+#: Blocks that may be a bar of links ("Home | About | Contact | Login", a breadcrumb); a list of short
+#: links and nothing else counts as one.
+_HTML_BLOCKS = "//p|//div|//ul|//ol"
+#: What separates the items of a navigation bar.
+_NAV_SEPARATORS = re.compile(r"[|·•»›>/\\–—-]+")
+
+
+def _is_link_bar(element: Any) -> bool:
+    """A block of short links and separators only ("Home | About | Contact | Login"), or of short items
+    between pipes without links (``Home | About | Contact``): navigation, not text."""
+    if element.xpath(".//table|.//pre|.//code|.//p[not(.//a)]|.//h1|.//h2|.//h3"):
+        return False  # it holds text blocks of its own: only its link bars go
+    text = " ".join(element.text_content().split())
+    if not text:
+        return False
+    links = [" ".join(a.text_content().split()) for a in element.xpath(".//a")]
+    links = [link for link in links if link]
+    if len(links) >= 2 and all(len(link.split()) <= 4 for link in links):
+        rest = text
+        for link in sorted(links, key=len, reverse=True):
+            rest = rest.replace(link, " ")
+        if not _NAV_SEPARATORS.sub(" ", rest).strip():
+            return True
+    items = [item.strip() for item in text.split("|")]
+    return len(items) >= 3 and all(item and len(item.split()) <= 3 for item in items)
+
+
+def _clean_html(html: str) -> tuple[str, str | None]:
+    """The page without its frame (navigation, header, footer, side bars, link bars; see
+    :func:`_is_link_bar`) and with each table as ``Header: value`` paragraphs, one per row, as PDF and
+    DOCX tables are read (:func:`table_text`); and its ``<title>``."""
+    import lxml.html
+
+    root = lxml.html.document_fromstring(html)
+    title = root.findtext(".//title")
+    for element in root.xpath(_HTML_BOILERPLATE):
+        element.drop_tree()
+    for element in root.xpath(_HTML_BLOCKS):
+        if element.getparent() is not None and _is_link_bar(element):
+            element.drop_tree()
+    for table in reversed(root.xpath("//table")):  # inner tables first: a cell's table is its text
+        rows = [
+            [cell.text_content() for cell in row.xpath("./th|./td")]
+            for row in table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
+        ]
+        block = lxml.html.Element("div")
+        for line in table_text(rows).splitlines():
+            paragraph = lxml.html.Element("p")
+            paragraph.text = line
+            block.append(paragraph)
+        block.tail = table.tail
+        parent = table.getparent()
+        if parent is not None:
+            parent.replace(table, block)
+    return lxml.html.tostring(root, encoding="unicode"), title
+
+
 def _html_fallback(html: str) -> tuple[str, str | None]:
     """The page's text without navigation, header, footer, scripts and styles (lxml), for pages too
     small or unusual for trafilatura's main-text detection; and its ``<title>``."""
@@ -307,8 +373,9 @@ def read_html(path: Path) -> Document:
     notes: list[str] = []
     html, encoding = decode_text(data, path, declared[1].decode("ascii") if declared else None, notes)
     try:
+        html, page_title = _clean_html(html)
         found = trafilatura.bare_extraction(html, include_tables=True, with_metadata=True)
-        fallback_text, page_title = _html_fallback(html)
+        fallback_text, _ = _html_fallback(html)
     except Exception as exc:  # lxml's parser errors for a page that is not HTML
         raise InputError(f"{path}: not readable HTML ({type(exc).__name__}: {exc})") from None
     text = (getattr(found, "text", None) or "").strip() if found is not None else ""

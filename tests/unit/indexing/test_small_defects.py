@@ -48,3 +48,63 @@ def test_a_few_nul_bytes_are_dropped_and_noted_a_binary_file_is_still_refused(tm
     assert set(failed) == {"mostly-nul.txt", "controls.txt"}
     assert all(reason.startswith("a binary file (") for reason in failed.values()), failed
     assert "100 NUL bytes in 400" in failed["mostly-nul.txt"]
+
+
+PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Support policy</title></head><body>
+<div class="topbar"><p><a href="/">Home</a> | <a href="/about">About</a> | <a href="/contact">Contact</a> |
+<a href="/login">Login</a></p></div>
+<div class="crumbs">Wiki &gt; Support &gt; Policies</div>
+<div>Help | Status | Careers</div>
+<h1>Support policy</h1>
+<p>Maple Ridge Orchards answers support tickets for the Harrier H2 pump within two working days.</p>
+<p>See the <a href="/manual">pump manual</a> and the <a href="/warranty">warranty terms</a> for details.</p>
+<table>
+<tr><th>Tier</th><th>Response</th><th>Owner</th></tr>
+<tr><td>Gold</td><td>4 hours</td><td><a href="/ana">Ana Costa</a></td></tr>
+<tr><td>Silver</td><td>2 days</td><td>Rui Tavares</td></tr>
+</table>
+<footer><p>Copyright 2026 Maple Ridge | Privacy | Terms</p></footer>
+</body></html>"""
+
+
+def test_html_drops_its_navigation_and_reads_tables_as_header_value_rows(tmp_path: Path) -> None:
+    pytest.importorskip("trafilatura")
+    from hipporag_neo4j.indexing.documents import read_html
+
+    (tmp_path / "policy.html").write_text(PAGE, encoding="utf-8")
+    document = read_html(tmp_path / "policy.html")
+    assert document.title == "Support policy"
+    assert document.text.split("\n\n") == [
+        "Maple Ridge Orchards answers support tickets for the Harrier H2 pump within two working days.",
+        "See the pump manual and the warranty terms for details.",
+        # the same rows as a PDF's or a DOCX's table (table_text), not "| Tier | Response | Owner |"
+        "Tier: Gold; Response: 4 hours; Owner: Ana Costa.",
+        "Tier: Silver; Response: 2 days; Owner: Rui Tavares.",
+    ]
+
+
+LINKS = " | ".join(f'<a href="/{name.lower()}">{name}</a>' for name in ("Home", "About", "Contact", "Login"))
+SHORT_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>Pump care</title></head><body>
+{bar}<h1>Pump care</h1>
+<p>The Harrier H2 pump at Maple Ridge Orchards needs new seals every spring.</p>
+<footer><p>Copyright 2026 Maple Ridge</p></footer></body></html>"""
+
+
+@pytest.mark.parametrize(
+    "bar",
+    [
+        f"<p>{LINKS}</p>",
+        f"<header><p>{LINKS}</p></header>",
+        f"<nav>{LINKS}</nav>",
+        "<div>Home | About | Contact | Login</div>",
+    ],
+    ids=["link-bar", "header", "nav", "pipes"],
+)
+def test_a_short_page_keeps_no_navigation_bar(tmp_path: Path, bar: str) -> None:
+    pytest.importorskip("trafilatura")
+    from hipporag_neo4j.indexing.documents import read_html
+
+    (tmp_path / "care.html").write_text(SHORT_PAGE.format(bar=bar), encoding="utf-8")
+    document = read_html(tmp_path / "care.html")
+    assert document.text == "The Harrier H2 pump at Maple Ridge Orchards needs new seals every spring."
