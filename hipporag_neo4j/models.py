@@ -169,6 +169,10 @@ class IndexReport(_Model):
     unsupported: list[str] = Field(
         default_factory=list, description="Files in the given folders skipped for their type."
     )
+    empty: list[str] = Field(
+        default_factory=list,
+        description="Files skipped for having no text (no bytes, or only white space): not a failure.",
+    )
     new_phrases: int = 0
     new_facts: int = 0
     new_synonym_edges: int = 0

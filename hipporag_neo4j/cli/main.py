@@ -212,6 +212,10 @@ def _print_index_report(report: IndexReport) -> None:
         click.secho(f"  skipped {len(report.unsupported)} files of unsupported type:", fg="yellow")
         for path in report.unsupported:
             click.secho(f"    {path}", fg="yellow")
+    if report.empty:
+        click.secho(f"  skipped {plural(len(report.empty), 'empty file')} (no text to index):", fg="yellow")
+        for path in report.empty:
+            click.secho(f"    {path}", fg="yellow")
     for failure in report.failed:
         click.secho(
             f"  failed {failure.passage_id or '-'} ({failure.source or '-'}): {failure.reason}", fg="yellow"

@@ -2,6 +2,8 @@
 
 Every problem is reported with its file (and record) and the rest is read: a file that is binary, text in
 no encoding, damaged or malformed, a record with a field of the wrong type, a path that does not exist.
+An empty file (no bytes, or only white space) is not a problem: it has nothing to index and is listed as
+such (``empty``), like a file of an unsupported type.
 Text in another encoding than UTF-8 is decoded (:mod:`hipporag_neo4j.indexing.documents`) and the
 encoding kept in the passage's metadata. Files of other types found in a directory are listed as
 unsupported; hidden files and directories are left alone. Ids come from the source (see
@@ -33,6 +35,7 @@ class ReadResult:
     passages: list[PassageInput] = field(default_factory=list)
     failures: list[PassageFailure] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
     files: int = 0
 
 
@@ -131,6 +134,9 @@ def read_file(path: Path, result: ReadResult) -> None:
     suffix = path.suffix.lower()
     if suffix in READERS:
         try:
+            if path.stat().st_size == 0:
+                result.empty.append(str(path))
+                return
             document = READERS[suffix](path)
         except (InputError, OSError) as exc:
             _fail(result, path, exc)
@@ -151,6 +157,9 @@ def read_file(path: Path, result: ReadResult) -> None:
         text, encoding = decode_text(path.read_bytes(), path, notes=notes)
     except (InputError, OSError) as exc:
         _fail(result, path, exc)
+        return
+    if not text.strip():
+        result.empty.append(str(path))
         return
     origin = _origin(key, encoding, notes=notes)
     if suffix in {".txt", ".md"}:

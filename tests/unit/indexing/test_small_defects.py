@@ -4,7 +4,9 @@ PDF's reason, a text file with a few NUL bytes, HTML navigation and tables, an e
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +110,47 @@ def test_a_short_page_keeps_no_navigation_bar(tmp_path: Path, bar: str) -> None:
     (tmp_path / "care.html").write_text(SHORT_PAGE.format(bar=bar), encoding="utf-8")
     document = read_html(tmp_path / "care.html")
     assert document.text == "The Harrier H2 pump at Maple Ridge Orchards needs new seals every spring."
+
+
+def _cli_with_fakes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's HippoRAG with the test embedder and an extractor for any text (no model loads)."""
+    import importlib
+
+    from hipporag_neo4j import HippoRAG
+    from tests.support.fakes import HashEmbedder, WordsExtractor
+
+    def memory(settings: Any, **kwargs: Any) -> HippoRAG:
+        return HippoRAG(settings, embedder=HashEmbedder(), extractor=WordsExtractor(), **kwargs)
+
+    # the module, not the click group that hipporag_neo4j.cli exports under the same name
+    cli_main = importlib.import_module("hipporag_neo4j.cli.main")
+    monkeypatch.setattr(cli_main, "HippoRAG", memory)
+
+
+def test_an_empty_file_is_skipped_with_its_reason_and_does_not_fail_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from hipporag_neo4j.cli.main import main
+
+    _cli_with_fakes(monkeypatch)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "empty.txt").write_bytes(b"")
+    (docs / "blank.md").write_text("\n  \n\t\n", encoding="utf-8")
+    (docs / "empty.pdf").write_bytes(b"")
+    runner = CliRunner()
+    # a run of only empty files: nothing failed, so it succeeds (exit 3 means "some passages failed")
+    result = runner.invoke(main, ["--store", str(tmp_path / "s"), "--json", "index", str(docs)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert sorted(Path(p).name for p in report["empty"]) == ["blank.md", "empty.pdf", "empty.txt"]
+    assert report["failed"] == [] and report["indexed"] == []
+
+    (docs / "pump.txt").write_text("Ana Costa repairs the Harrier pump in Porto.", encoding="utf-8")
+    result = runner.invoke(main, ["--store", str(tmp_path / "s"), "index", str(docs)])
+    assert result.exit_code == 0, result.output
+    assert "indexed 1 passage," in result.stdout and "failed 0" in result.stdout
+    assert "skipped 3 empty files (no text to index):" in result.stdout
+    assert f"    {docs / 'empty.txt'}" in result.stdout.splitlines()
