@@ -503,7 +503,7 @@ def list_cmd(ctx: Context, limit: int | None) -> None:
                 info.id,
                 info.title or "-",
                 info.source or "-",
-                info.format or ("text" if info.source else "-"),
+                info.format or "-",
                 info.encoding or "-",
                 f"{info.chunk} of {info.parent_id}" if info.parent_id is not None else "-",
             )

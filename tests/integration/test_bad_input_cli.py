@@ -141,7 +141,7 @@ def test_edit_reindex_list_and_delete_by_what_the_user_knows(tmp_path: Path) -> 
     assert {p["parent_id"] for p in listing if p["parent_id"]} == {"book"}
     human = cli("--store", str(store), "list").stdout
     assert human.splitlines()[0] == "id\ttitle\tsource\tformat\tencoding\tchunk"
-    assert "note.txt\t-\tnote.txt\ttext\tutf-8\t-" in human and "0 of book" in human
+    assert "note.txt\t-\tnote.txt\ttxt\tutf-8\t-" in human and "0 of book" in human
     chunk_ids = [line.split("\t")[0] for line in human.splitlines() if line.startswith("book#")]
     assert len(chunk_ids) > 10, "enough chunks for #10 to sort after #9"
     assert chunk_ids == [f"book#{n}" for n in range(len(chunk_ids))]  # natural order: #2 before #10

@@ -154,3 +154,34 @@ def test_an_empty_file_is_skipped_with_its_reason_and_does_not_fail_the_run(
     assert "indexed 1 passage," in result.stdout and "failed 0" in result.stdout
     assert "skipped 3 empty files (no text to index):" in result.stdout
     assert f"    {docs / 'empty.txt'}" in result.stdout.splitlines()
+
+
+def test_list_names_every_files_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from hipporag_neo4j.cli.main import main
+    from hipporag_neo4j.models import PassageInfo
+
+    _cli_with_fakes(monkeypatch)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pump.txt").write_text("Ana Costa repairs the Harrier pump.", encoding="utf-8")
+    (docs / "orchard.md").write_text("# Orchard\n\nMaple Ridge grows apples.", encoding="utf-8")
+    (docs / "tickets.jsonl").write_text(json.dumps({"id": "FH-1939", "text": "Pump seal replaced."}))
+    (docs / "notes.json").write_text(json.dumps([{"id": "n1", "text": "Rui Tavares sells kelp."}]))
+    runner = CliRunner()
+    store = str(tmp_path / "s")
+    assert runner.invoke(main, ["--store", store, "index", str(docs)]).exit_code == 0
+    listing = json.loads(runner.invoke(main, ["--store", store, "--json", "list"]).stdout)
+    assert {p["id"]: p["format"] for p in listing} == {
+        "docs/pump.txt": "txt",
+        "docs/orchard.md": "md",
+        "FH-1939": "jsonl",
+        "n1": "json",
+    }
+    human = runner.invoke(main, ["--store", store, "list"]).stdout.splitlines()
+    assert "docs/pump.txt\t-\tdocs/pump.txt\ttxt\tutf-8\t-" in human
+    # the readers' own formats as recorded; a passage given without a file has none
+    assert PassageInfo.of("r", None, {"source": "r.pdf", "format": "pdf"}, 3).format == "pdf"
+    assert PassageInfo.of("x", None, {}, 3).format is None
+    assert PassageInfo.of("w", None, {"source": "wiki"}, 3).format is None
