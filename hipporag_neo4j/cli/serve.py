@@ -15,8 +15,9 @@ from hipporag_neo4j.errors import ConfigError
 CREATE_HELP = "Start with an empty store when none exists yet (otherwise a missing store is refused)."
 #: The neo4j driver's logger for the notifications the server sends with results: an INFORMATION one is
 #: logged at INFO, a WARNING one at WARNING (neo4j/_async/work/result.py, ``_handle_warnings``). At INFO a
-#: Neo4j store's start printed one line of about 1 kB per schema statement ("index or constraint already
-#: exists", as ``IF NOT EXISTS`` means); the server's log keeps WARNING and above of it.
+#: Neo4j store's start logged nine such lines of about 1 kB (as many as the schema's constraint and range
+#: index statements, whose ``IF NOT EXISTS`` an existing schema answers with an INFORMATION notice); the
+#: server's log keeps WARNING and above of it.
 DRIVER_NOTIFICATIONS = "neo4j.notifications"
 
 
