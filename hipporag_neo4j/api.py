@@ -260,11 +260,13 @@ class HippoRAG:
         self, paths: Sequence[str | Path], *, progress: ProgressCallback | None = None
     ) -> IndexReport:
         """Index JSON, JSONL, .txt/.md files and directories of them (what the CLI's ``index`` does):
-        unreadable files and bad records are reported in ``failed``, other file types in ``unsupported``."""
+        unreadable files and bad records are reported in ``failed``, other file types in ``unsupported``,
+        empty files in ``empty``."""
         read = read_passages([Path(p) for p in paths], progress)
         report = self.index(read.passages, progress=progress)
         report.failed[:0] = read.failures
         report.unsupported = read.unsupported
+        report.empty = read.empty
         return report
 
     def index_openie(

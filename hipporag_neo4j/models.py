@@ -73,6 +73,11 @@ class Passage(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+#: The formats of the files read as text, by suffix: their passages record no format (the metadata they
+#: always had), so ``list`` takes it from the source file's name.
+TEXT_FORMATS = {".txt": "txt", ".md": "md", ".json": "json", ".jsonl": "jsonl"}
+
+
 class PassageInfo(_Model):
     """A stored passage as ``list`` shows it: identity and origin, not the text."""
 
@@ -83,7 +88,9 @@ class PassageInfo(_Model):
     chunk: int | None = Field(None, description="For a chunk: its position in the parent, from 0.")
     chars: int = Field(0, description="Length of the text in characters.")
     format: str | None = Field(
-        None, description="The source file's format when it is not text read as such: pdf, docx, html."
+        None,
+        description="The source file's format: pdf, docx, html, or txt, md, json, jsonl (None when the "
+        "passage came from no file, or from one of none of these).",
     )
     encoding: str | None = Field(
         None, description="The encoding the source file was decoded from (None for PDF, DOCX and no file)."
@@ -95,6 +102,9 @@ class PassageInfo(_Model):
         kind, encoding = metadata.get("format"), metadata.get("encoding")
         if encoding is None and source is not None and kind is None:
             encoding = "utf-8"  # a text file: its encoding is recorded only when it is not UTF-8
+        if kind is None and source is not None:
+            suffix = str(source).rpartition("/")[2].rpartition(".")[2].lower()
+            kind = TEXT_FORMATS.get(f".{suffix}")
         return cls(
             id=id,
             title=title,
@@ -168,6 +178,10 @@ class IndexReport(_Model):
     )
     unsupported: list[str] = Field(
         default_factory=list, description="Files in the given folders skipped for their type."
+    )
+    empty: list[str] = Field(
+        default_factory=list,
+        description="Files skipped for having no text (no bytes, or only white space): not a failure.",
     )
     new_phrases: int = 0
     new_facts: int = 0

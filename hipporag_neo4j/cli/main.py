@@ -212,6 +212,10 @@ def _print_index_report(report: IndexReport) -> None:
         click.secho(f"  skipped {len(report.unsupported)} files of unsupported type:", fg="yellow")
         for path in report.unsupported:
             click.secho(f"    {path}", fg="yellow")
+    if report.empty:
+        click.secho(f"  skipped {plural(len(report.empty), 'empty file')} (no text to index):", fg="yellow")
+        for path in report.empty:
+            click.secho(f"    {path}", fg="yellow")
     for failure in report.failed:
         click.secho(
             f"  failed {failure.passage_id or '-'} ({failure.source or '-'}): {failure.reason}", fg="yellow"
@@ -499,7 +503,7 @@ def list_cmd(ctx: Context, limit: int | None) -> None:
                 info.id,
                 info.title or "-",
                 info.source or "-",
-                info.format or ("text" if info.source else "-"),
+                info.format or "-",
                 info.encoding or "-",
                 f"{info.chunk} of {info.parent_id}" if info.parent_id is not None else "-",
             )

@@ -13,6 +13,18 @@ from hipporag_neo4j.cli.support import Context, exit_on_error, require_store
 from hipporag_neo4j.errors import ConfigError
 
 CREATE_HELP = "Start with an empty store when none exists yet (otherwise a missing store is refused)."
+#: The neo4j driver's logger for the notifications the server sends with results: an INFORMATION one is
+#: logged at INFO, a WARNING one at WARNING (neo4j/_async/work/result.py, ``_handle_warnings``). At INFO a
+#: Neo4j store's start logged nine such lines of about 1 kB (as many as the schema's constraint and range
+#: index statements, whose ``IF NOT EXISTS`` an existing schema answers with an INFORMATION notice); the
+#: server's log keeps WARNING and above of it.
+DRIVER_NOTIFICATIONS = "neo4j.notifications"
+
+
+def configure_logging() -> None:
+    """The server's log at INFO (uvicorn's lines, the store's), the driver's notifications at WARNING."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
+    logging.getLogger(DRIVER_NOTIFICATIONS).setLevel(logging.WARNING)
 
 
 def server_overrides(host: str | None, port: int | None, no_auth: bool) -> dict[str, Any]:
@@ -74,5 +86,5 @@ def serve_cmd(ctx: Context, host: str | None, port: int | None, no_auth: bool, c
                 f"the REST server needs the [server] extra ({exc}): pip install 'hipporag-neo4j[server]'"
             ) from exc
         app = create_app(settings)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s:     %(name)s: %(message)s")
+    configure_logging()
     uvicorn.run(app, host=settings.server.host, port=settings.server.port, log_level="info")

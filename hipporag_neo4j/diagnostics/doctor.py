@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,11 @@ from hipporag_neo4j.settings import Settings
 from hipporag_neo4j.stores.base import SCHEMA_VERSION, StoreMeta, check_meta
 
 Check = dict[str, Any]
+
+#: The widest line ``doctor`` prints; a longer check is broken after each "; " (and within a part
+#: longer than this), its later lines indented by :data:`INDENT`.
+WIDTH = 100
+INDENT = " " * 8
 
 
 def _check(name: str, fn: Callable[[], tuple[str, str, dict[str, Any]]]) -> Check:
@@ -251,11 +257,50 @@ def run_doctor(settings: Settings) -> dict[str, Any]:
     return {"backend": settings.backend, "settings": settings.redacted(), "checks": checks}
 
 
+def _top_level_parts(detail: str) -> list[str]:
+    """``detail`` split at each "; " outside parentheses (a parenthesis's own "; " stays in its part)."""
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(detail):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth <= 0 and detail.startswith("; ", at):
+            parts.append(detail[start:at])
+            start = at + 2
+    return [*parts, detail[start:]]
+
+
+def check_lines(label: str, detail: str, width: int = WIDTH) -> list[str]:
+    """A check as lines of at most ``width`` characters (a word longer than that stays whole): one line
+    when it fits, else one line per "; "-separated part of ``detail`` (not inside parentheses; the ";"
+    kept at the line's end), each wrapped, the first after ``label``. Joined with single spaces, the
+    lines give the one line."""
+    if len(label) + len(detail) <= width:
+        return [label + detail]
+    parts = _top_level_parts(detail)
+    lines: list[str] = []
+    for number, part in enumerate(parts):
+        text = part + (";" if number < len(parts) - 1 else "")
+        first = label if number == 0 else INDENT
+        lines.extend(
+            textwrap.wrap(
+                text,
+                width,
+                initial_indent=first,
+                subsequent_indent=INDENT,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or [first.rstrip()]
+        )
+    return lines
+
+
 def print_doctor(report: dict[str, Any]) -> None:
     colours = {"ok": "green", "info": "blue", "warn": "yellow", "error": "red"}
     click.echo(f"backend: {report['backend']}")
     for check in report["checks"]:
         status = check["status"]
-        click.echo(
-            click.style(f"[{status:>5}] ", fg=colours.get(status)) + f"{check['name']}: {check['detail']}"
-        )
+        tag = f"[{status:>5}] "
+        first, *rest = check_lines(f"{tag}{check['name']}: ", str(check["detail"]))
+        click.echo(click.style(tag, fg=colours.get(status)) + first.removeprefix(tag))
+        for line in rest:
+            click.echo(line)

@@ -13,9 +13,15 @@ The libraries, chosen for the job (the ``[documents]`` extra; text needs only ch
 * DOCX: python-docx, the maintained reader of Word's format: paragraphs and tables in document order,
   style names (headings, "Title") and the core properties (title).
 * HTML: trafilatura, built and benchmarked for a page's main text: navigation, menus, footers and
-  boilerplate are left out, tables kept; lxml (which it uses) reads ``<title>`` when it finds no title.
+  boilerplate are left out; lxml (which it uses) reads ``<title>``. Before trafilatura sees the page,
+  lxml drops its frame (``<nav>``, ``<header>``, ``<footer>``, ``<aside>``, their ARIA roles, and bars of
+  short links or pipe-separated words such as "Home | About | Contact | Login", which trafilatura keeps on
+  a short page) and turns each table into ``Header: value`` rows as PDF and DOCX tables are read.
 * Encodings: UTF-8 (with or without BOM) and UTF-16/32 with a BOM are decoded as such, an HTML page's
   declared charset is honoured, anything else is detected by charset-normalizer.
+* NUL bytes: a file whose NUL bytes are at most 1% of its bytes, and whose other bytes hold at most 1% of
+  control characters, is text with the NULs dropped (a stray NUL from a bad copy or a log writer), and
+  the passage's metadata notes how many were dropped; more NULs or control characters make it binary.
 
 Every problem is an :class:`InputError` naming the file and what is wrong with it; the caller reports it
 and reads the other files.
@@ -47,14 +53,23 @@ _BOMS = (
 )
 
 
+#: The largest share of NUL bytes (and of other control characters) a text file may have; see
+#: :func:`drop_nul_bytes`.
+MAX_NUL_SHARE = 0.01
+#: C0 control characters and DEL, without tab, line feed, form feed and carriage return.
+_CONTROL_BYTES = bytes([*range(1, 9), 11, *range(14, 32), 127])
+
+
 @dataclass(frozen=True)
 class Document:
     """A file's text, its title (None unless the document has one) and the encoding it was decoded
-    from (None for PDF and DOCX, which are not text files)."""
+    from (None for PDF and DOCX, which are not text files); ``notes``: what was changed in reading it
+    (for the passage's metadata)."""
 
     text: str
     title: str | None
     encoding: str | None
+    notes: tuple[str, ...] = ()
 
 
 def _codec_name(name: str) -> str | None:
@@ -64,10 +79,29 @@ def _codec_name(name: str) -> str | None:
         return None
 
 
-def decode_text(data: bytes, path: Path, declared: str | None = None) -> tuple[str, str]:
+def drop_nul_bytes(data: bytes, path: Path) -> tuple[bytes, int]:
+    """``data`` without its NUL bytes, and how many there were, when they are a small share of it (at
+    most :data:`MAX_NUL_SHARE` of the bytes) and the rest has at most that share of other control
+    characters; else (a binary file) an InputError saying so."""
+    nuls = data.count(0)
+    if not nuls:
+        return data, 0
+    rest = data.replace(b"\x00", b"")
+    controls = len(rest) - len(rest.translate(None, _CONTROL_BYTES))
+    if nuls > len(data) * MAX_NUL_SHARE or controls > len(rest) * MAX_NUL_SHARE:
+        raise InputError(
+            f"{path}: a binary file ({nuls:,} NUL bytes in {len(data):,}), not text "
+            f"(a text file may have up to {MAX_NUL_SHARE:.0%} NUL bytes, which are dropped)"
+        )
+    return rest, nuls
+
+
+def decode_text(
+    data: bytes, path: Path, declared: str | None = None, notes: list[str] | None = None
+) -> tuple[str, str]:
     """``data`` as text and the encoding it was read as: a BOM's, else UTF-8, else ``declared`` (an HTML
     page's charset), else what charset-normalizer detects. A binary file or bytes that are text in no
-    encoding are an InputError."""
+    encoding are an InputError. A few NUL bytes are dropped (:func:`drop_nul_bytes`), said in ``notes``."""
     for bom, name in _BOMS:
         if data.startswith(bom):
             try:
@@ -77,8 +111,9 @@ def decode_text(data: bytes, path: Path, declared: str | None = None) -> tuple[s
                     f"{path}: starts with a {name} byte-order mark but is not {name} "
                     f"(invalid byte at offset {exc.start})"
                 ) from None
-    if b"\x00" in data[:65536]:
-        raise InputError(f"{path}: a binary file (NUL bytes), not text")
+    data, nuls = drop_nul_bytes(data, path)
+    if nuls and notes is not None:
+        notes.append(f"dropped {nuls} NUL byte{'s' if nuls != 1 else ''}")
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError as exc:
@@ -106,8 +141,9 @@ def decode_text(data: bytes, path: Path, declared: str | None = None) -> tuple[s
 
 
 def read_text_file(path: Path) -> Document:
-    text, encoding = decode_text(path.read_bytes(), path)
-    return Document(text, None, encoding)
+    notes: list[str] = []
+    text, encoding = decode_text(path.read_bytes(), path, notes=notes)
+    return Document(text, None, encoding, tuple(notes))
 
 
 def _missing_extra(path: Path, what: str) -> InputError:
@@ -180,6 +216,24 @@ def _pdf_page_paragraphs(page: Any) -> list[str]:
     return paragraphs
 
 
+def _pdf_problem(exc: Exception) -> str:
+    """Why a PDF cannot be read. pdfplumber wraps pdfminer's error in a ``PdfminerException`` whose own
+    message is empty: the wrapped error is the one to name, and an encrypted file is said to be one."""
+    from pdfminer.pdfdocument import PDFEncryptionError, PDFPasswordIncorrect
+
+    cause = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], Exception) else exc
+    if isinstance(cause, PDFPasswordIncorrect):
+        return "encrypted PDF: needs a password (save a copy without one to index it)"
+    if isinstance(cause, PDFEncryptionError):
+        detail = f": {cause}" if str(cause) else ""
+        return (
+            f"encrypted PDF that cannot be read ({type(cause).__name__}{detail}); "
+            "save a copy without encryption"
+        )
+    detail = str(cause) or "no details given"
+    return f"not a readable PDF ({type(cause).__name__}: {detail})"
+
+
 def read_pdf(path: Path) -> Document:
     try:
         import pdfplumber
@@ -195,7 +249,7 @@ def read_pdf(path: Path) -> Document:
     except InputError:
         raise
     except Exception as exc:  # pdfminer raises many types for damaged or encrypted files
-        raise InputError(f"{path}: not a readable PDF ({type(exc).__name__}: {exc})") from None
+        raise InputError(f"{path}: {_pdf_problem(exc)}") from None
     paragraphs = _drop_leading_title(paragraphs, title)
     if not paragraphs:
         raise InputError(f"{path}: the PDF has no text layer (a scanned document? run OCR on it first)")
@@ -231,6 +285,69 @@ def read_docx(path: Path) -> Document:
     return Document("\n\n".join(paragraphs), title, None)
 
 
+#: Elements that are a page's frame, not its text: navigation, header, footer, side bars (and their ARIA
+#: roles), with scripts and styles.
+_HTML_BOILERPLATE = (
+    "//script|//style|//noscript|//template|//nav|//header|//footer|//aside|//menu"
+    "|//*[@role='navigation' or @role='banner' or @role='contentinfo' or @role='menu' or @role='menubar']"
+)
+#: Blocks that may be a bar of links ("Home | About | Contact | Login", a breadcrumb); a list of short
+#: links and nothing else counts as one.
+_HTML_BLOCKS = "//p|//div|//ul|//ol"
+#: What separates the items of a navigation bar.
+_NAV_SEPARATORS = re.compile(r"[|·•»›>/\\–—-]+")
+
+
+def _is_link_bar(element: Any) -> bool:
+    """A block of short links and separators only ("Home | About | Contact | Login"), or of short items
+    between pipes without links (``Home | About | Contact``): navigation, not text."""
+    if element.xpath(".//table|.//pre|.//code|.//p[not(.//a)]|.//h1|.//h2|.//h3"):
+        return False  # it holds text blocks of its own: only its link bars go
+    text = " ".join(element.text_content().split())
+    if not text:
+        return False
+    links = [" ".join(a.text_content().split()) for a in element.xpath(".//a")]
+    links = [link for link in links if link]
+    if len(links) >= 2 and all(len(link.split()) <= 4 for link in links):
+        rest = text
+        for link in sorted(links, key=len, reverse=True):
+            rest = rest.replace(link, " ")
+        if not _NAV_SEPARATORS.sub(" ", rest).strip():
+            return True
+    items = [item.strip() for item in text.split("|")]
+    return len(items) >= 3 and all(item and len(item.split()) <= 3 for item in items)
+
+
+def _clean_html(html: str) -> tuple[str, str | None]:
+    """The page without its frame (navigation, header, footer, side bars, link bars; see
+    :func:`_is_link_bar`) and with each table as ``Header: value`` paragraphs, one per row, as PDF and
+    DOCX tables are read (:func:`table_text`); and its ``<title>``."""
+    import lxml.html
+
+    root = lxml.html.document_fromstring(html)
+    title = root.findtext(".//title")
+    for element in root.xpath(_HTML_BOILERPLATE):
+        element.drop_tree()
+    for element in root.xpath(_HTML_BLOCKS):
+        if element.getparent() is not None and _is_link_bar(element):
+            element.drop_tree()
+    for table in reversed(root.xpath("//table")):  # inner tables first: a cell's table is its text
+        rows = [
+            [cell.text_content() for cell in row.xpath("./th|./td")]
+            for row in table.xpath("./tr|./thead/tr|./tbody/tr|./tfoot/tr")
+        ]
+        block = lxml.html.Element("div")
+        for line in table_text(rows).splitlines():
+            paragraph = lxml.html.Element("p")
+            paragraph.text = line
+            block.append(paragraph)
+        block.tail = table.tail
+        parent = table.getparent()
+        if parent is not None:
+            parent.replace(table, block)
+    return lxml.html.tostring(root, encoding="unicode"), title
+
+
 def _html_fallback(html: str) -> tuple[str, str | None]:
     """The page's text without navigation, header, footer, scripts and styles (lxml), for pages too
     small or unusual for trafilatura's main-text detection; and its ``<title>``."""
@@ -253,10 +370,12 @@ def read_html(path: Path) -> Document:
         raise _missing_extra(path, "HTML files") from None
     data = path.read_bytes()
     declared = _HTML_CHARSET.search(data[:4096])
-    html, encoding = decode_text(data, path, declared[1].decode("ascii") if declared else None)
+    notes: list[str] = []
+    html, encoding = decode_text(data, path, declared[1].decode("ascii") if declared else None, notes)
     try:
+        html, page_title = _clean_html(html)
         found = trafilatura.bare_extraction(html, include_tables=True, with_metadata=True)
-        fallback_text, page_title = _html_fallback(html)
+        fallback_text, _ = _html_fallback(html)
     except Exception as exc:  # lxml's parser errors for a page that is not HTML
         raise InputError(f"{path}: not readable HTML ({type(exc).__name__}: {exc})") from None
     text = (getattr(found, "text", None) or "").strip() if found is not None else ""
@@ -266,7 +385,7 @@ def read_html(path: Path) -> Document:
     paragraphs = _drop_leading_title([p for p in re.split(r"\n\s*\n|\n", text) if p.strip()], title)
     if not paragraphs:
         raise InputError(f"{path}: the HTML page has no text")
-    return Document("\n\n".join(paragraphs), title, encoding)
+    return Document("\n\n".join(paragraphs), title, encoding, tuple(notes))
 
 
 #: Readers by file suffix (lower case); .txt, .md, .json and .jsonl are read by inputs.py from text.

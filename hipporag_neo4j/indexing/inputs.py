@@ -2,6 +2,8 @@
 
 Every problem is reported with its file (and record) and the rest is read: a file that is binary, text in
 no encoding, damaged or malformed, a record with a field of the wrong type, a path that does not exist.
+An empty file (no bytes, or only white space) is not a problem: it has nothing to index and is listed as
+such (``empty``), like a file of an unsupported type.
 Text in another encoding than UTF-8 is decoded (:mod:`hipporag_neo4j.indexing.documents`) and the
 encoding kept in the passage's metadata. Files of other types found in a directory are listed as
 unsupported; hidden files and directories are left alone. Ids come from the source (see
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ class ReadResult:
     passages: list[PassageInput] = field(default_factory=list)
     failures: list[PassageFailure] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
     files: int = 0
 
 
@@ -103,15 +106,20 @@ def _add_record(item: Any, where: str, default_id: str, origin: dict[str, Any], 
     )
 
 
-def _origin(key: str, encoding: str | None, kind: str | None = None) -> dict[str, Any]:
+def _origin(
+    key: str, encoding: str | None, kind: str | None = None, notes: Sequence[str] = ()
+) -> dict[str, Any]:
     """What a passage's metadata says of its file: the source, the format when it is not a text file
-    read as such, and the encoding when it is not UTF-8 (UTF-8 files keep the metadata they always had,
-    so a store indexed before re-indexes nothing)."""
+    read as such, the encoding when it is not UTF-8 (UTF-8 files keep the metadata they always had,
+    so a store indexed before re-indexes nothing), and what reading changed (``notes``: NUL bytes
+    dropped), when anything was."""
     origin: dict[str, Any] = {"source": key}
     if kind is not None:
         origin["format"] = kind
     if encoding is not None and (kind is not None or encoding != "utf-8"):
         origin["encoding"] = encoding
+    if notes:
+        origin["notes"] = list(notes)
     return origin
 
 
@@ -126,6 +134,9 @@ def read_file(path: Path, result: ReadResult) -> None:
     suffix = path.suffix.lower()
     if suffix in READERS:
         try:
+            if path.stat().st_size == 0:
+                result.empty.append(str(path))
+                return
             document = READERS[suffix](path)
         except (InputError, OSError) as exc:
             _fail(result, path, exc)
@@ -136,17 +147,21 @@ def read_file(path: Path, result: ReadResult) -> None:
                 id=key,
                 text=document.text,
                 title=document.title,
-                metadata=_origin(key, document.encoding, kind),
+                metadata=_origin(key, document.encoding, kind, document.notes),
                 source=str(path),
             )
         )
         return
+    notes: list[str] = []
     try:
-        text, encoding = decode_text(path.read_bytes(), path)
+        text, encoding = decode_text(path.read_bytes(), path, notes=notes)
     except (InputError, OSError) as exc:
         _fail(result, path, exc)
         return
-    origin = _origin(key, encoding)
+    if not text.strip():
+        result.empty.append(str(path))
+        return
+    origin = _origin(key, encoding, notes=notes)
     if suffix in {".txt", ".md"}:
         # a title only where the text has one: a .md file's first heading; a file name is an id, not a title
         title, body = markdown_title(text) if suffix == ".md" else (None, text)

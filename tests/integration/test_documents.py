@@ -188,16 +188,16 @@ def test_pdf_docx_html_and_other_encodings_indexed_from_a_folder(
 
     listing = {p["id"]: p for p in json.loads(cli("--store", str(store), "--json", "list").stdout)}
     assert {i: (p["title"], p["format"], p["encoding"]) for i, p in listing.items()} == {
-        "docs/2024-03-meeting-notes.txt": (None, None, "utf-8"),
-        "docs/algas.txt": (None, None, "cp1252"),
+        "docs/2024-03-meeting-notes.txt": (None, "txt", "utf-8"),
+        "docs/algas.txt": (None, "txt", "cp1252"),
         "docs/handbook.docx": ("Kelp Cooperative Handbook", "docx", None),
         "docs/page.html": ("Kelp farming in Porto", "html", "cp1252"),
         "docs/report.pdf": ("Harbor Kelp Report", "pdf", None),
-        "docs/wide.txt": (None, None, "utf-16"),
+        "docs/wide.txt": (None, "txt", "utf-16"),
     }
     human = cli("--store", str(store), "list").stdout.splitlines()
     assert human[0].split("\t") == ["id", "title", "source", "format", "encoding", "chunk"]
-    assert "docs/algas.txt\t-\tdocs/algas.txt\ttext\tcp1252\t-" in human
+    assert "docs/algas.txt\t-\tdocs/algas.txt\ttxt\tcp1252\t-" in human
 
     # a file name is an id: never a phrase, so never an entity or a fact's subject
     names = phrases(store)

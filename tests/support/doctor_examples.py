@@ -84,8 +84,9 @@ CASES = [
 ]
 
 
-def doctor_store_line(case: Case) -> str:
-    """The ``store`` line of ``hipporag-neo4j doctor`` for a server with this capability set."""
+def doctor_store_lines(case: Case) -> list[str]:
+    """The ``store`` check of ``hipporag-neo4j doctor`` for a server with this capability set, as printed
+    (wrapped at ``doctor.WIDTH``)."""
     import neo4j
 
     from hipporag_neo4j.diagnostics import doctor
@@ -108,7 +109,13 @@ def doctor_store_line(case: Case) -> str:
     assert check["status"] != "error", check  # the cases are servers the store can run on
     with contextlib.redirect_stdout(out):
         doctor.print_doctor({"backend": "neo4j", "checks": [check]})
-    return out.getvalue().splitlines()[1]  # after "backend: neo4j"
+    return out.getvalue().splitlines()[1:]  # after "backend: neo4j"
+
+
+def doctor_store_line(case: Case) -> str:
+    """The ``store`` check as one line: the printed lines joined as they were broken (at single spaces)."""
+    first, *rest = doctor_store_lines(case)
+    return " ".join([first, *(line.strip() for line in rest)])
 
 
 def markdown() -> str:
