@@ -67,7 +67,7 @@ def index(store: Path, backend: str, threads: int, openie: Path) -> dict[str, An
     report = memory.index_openie(openie)
     index_wall = time.perf_counter() - wall0
     snap0 = time.perf_counter()
-    memory.store.cache.graph()  # the CSR graph retrieval builds lazily (HippoRAG 2 builds its igraph in index)
+    memory.store.cache.graph()  # the CSR graph retrieval builds lazily (HippoRAG 2 builds igraph in index)
     snapshot = time.perf_counter() - snap0
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     stats = memory.stats()
