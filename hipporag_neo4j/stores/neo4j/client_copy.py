@@ -55,7 +55,13 @@ from hipporag_neo4j.stores.base import (
     Vector,
 )
 from hipporag_neo4j.stores.memory import delta
-from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex, canonical_adjacency
+from hipporag_neo4j.stores.memory.graph import (
+    FactIndex,
+    GraphSnapshot,
+    PhraseIndex,
+    canonical_adjacency,
+    compact,
+)
 from hipporag_neo4j.stores.memory.strings import StringTable
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction
 
@@ -183,13 +189,6 @@ def _matrix(vectors: list[Any], dim: int) -> Matrix:
     if not vectors:
         return np.zeros((0, dim), dtype=np.float32)
     return np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
-
-
-def _compact(matrix: sp.csr_matrix) -> sp.csr_matrix:
-    if matrix.nnz < 2**31 and max(matrix.shape) < 2**31:
-        matrix.indices = matrix.indices.astype(np.int32, copy=False)
-        matrix.indptr = matrix.indptr.astype(np.int32, copy=False)
-    return matrix
 
 
 def _insert_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
@@ -421,7 +420,7 @@ class ClientCopy:
         passage_position = {pid: i for i, pid in enumerate(passage_list)}
         m_rows = [passage_position[str(p)] for p in mentions["passage_ids"]]
         m_cols = [pos[str(p)] for p in mentions["phrase_ids"]]
-        m = _compact(
+        m = compact(
             sp.csr_matrix(
                 (
                     np.asarray(mentions["counts"], dtype=np.float64),
@@ -663,9 +662,6 @@ class ClientCopy:
         view = self._part("graph", reading)
         assert view.graph is not None
         return Held(view.graph, view.lock, view.version)
-
-    def graph(self) -> GraphSnapshot:
-        return self.held_graph().graph
 
 
 class CopyParts:

@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypeVar
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
 from hipporag_neo4j.stores.neo4j.client_copy import Reading
+from hipporag_neo4j.stores.neo4j.engines.local import LocalPpr
 from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, Record
 
@@ -27,35 +28,6 @@ class CatalogFactory(Protocol):
     """The store's projection catalogs: one per kind, and per join for the joined graph."""
 
     def __call__(self, kind: ProjectionKind, join: GraphJoin | None = None) -> ProjectionCatalog: ...
-
-
-class InProcess(Protocol):
-    """The engine a linear GDS hands many-seed queries to (:class:`.local.LocalPpr`)."""
-
-    def run(
-        self, seeds: dict[str, float], walk: WalkParams, reading: Reading | None = None
-    ) -> dict[str, float]: ...
-
-    def passage_scores(
-        self,
-        seeds: dict[str, float],
-        walk: WalkParams,
-        limit: int,
-        explain_phrases: int,
-        join: GraphJoin | None = None,
-        reading: Reading | None = None,
-    ) -> list[PassageScore]: ...
-
-    def passage_node_scores(
-        self,
-        phrase_seeds: dict[str, float],
-        passage_seeds: Mapping[str, float],
-        walk: WalkParams,
-        limit: int,
-        explain_phrases: int,
-        join: GraphJoin | None = None,
-        reading: Reading | None = None,
-    ) -> list[PassageScore]: ...
 
 
 def positive_seeds(seeds: Mapping[str, float]) -> dict[str, float]:
@@ -140,7 +112,7 @@ class GdsPpr:
         namespace: str,
         *,
         weighted: bool,
-        many_seeds: InProcess | None = None,
+        many_seeds: LocalPpr | None = None,
     ) -> None:
         self.runner = runner
         self.catalogs = catalogs
@@ -149,7 +121,7 @@ class GdsPpr:
         self.name = "gds-weighted" if weighted else "gds-linear"
         self.many_seeds = None if weighted else many_seeds
 
-    def _delegate(self, n_seeds: int) -> InProcess | None:
+    def _delegate(self, n_seeds: int) -> LocalPpr | None:
         return self.many_seeds if n_seeds > LINEAR_MAX_SEEDS else None
 
     @property
