@@ -27,6 +27,10 @@ SUITES: dict[str, tuple[str, str]] = {
     ),
     "neo4j": ("bench_neo4j_vs_embedded", "the Neo4j store against the embedded store on a live server"),
     "vs_hipporag2": ("bench_vs_hipporag2", "side by side with the original HippoRAG 2 (its own venv)"),
+    "trees": (
+        "bench_trees",
+        "two checkouts (before / after a refactor): same answers bit for bit, query time",
+    ),
     # two quality add-ons that a figure in the docs comes from
     "quality-ablation": ("ablation_hipporag2", "each design choice of hipporag2 alone, on both data sets"),
     "quality-local-llm": (
