@@ -1,8 +1,8 @@
 """Personalized PageRank over a namespace's graph: with GDS in the server, or in process; one engine a
 module (:mod:`.gds`, :mod:`.local`, :mod:`.aura`).
 
-Three questions are asked of an engine, in the result shapes of
-:class:`hipporag_neo4j.stores.base.GraphStore`:
+Three questions are asked of an engine (by the store's view, ``stores/neo4j/view.py``), in the result
+shapes of :class:`hipporag_neo4j.stores.base.GraphView`:
 
 * :meth:`PprEngine.run`: phrase id -> PPR score over the phrase graph (scores sum to 1, zeros left out);
 * :meth:`PprEngine.passage_scores`: HippoRAG's passages, score = sum over mentions of PPR x count;
