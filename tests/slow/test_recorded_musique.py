@@ -18,9 +18,6 @@ from hipporag_neo4j.extraction.recorded import (
 )
 from hipporag_neo4j.models import Extraction, Passage
 
-pytestmark = pytest.mark.unit
-
-
 MUSIQUE = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "musique"
 
 
