@@ -41,8 +41,6 @@ import logging
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -53,8 +51,8 @@ import numpy as np
 from harness import (
     OPENIE_FILE,
     QUESTIONS_FILE,
-    REPO,
     compare_or_refusal,
+    drop_namespace_plain,
     interleaved,
     latency_summary,
     load_average,
@@ -64,6 +62,8 @@ from harness import (
     require_files,
     require_rounds,
     run_header,
+    start_server,
+    stop_server,
     write_results,
 )
 
@@ -108,56 +108,6 @@ def settings_for(kind: str, args: argparse.Namespace, root: Path, namespace: str
             },
         },
         env_file=None,
-    )
-
-
-_DROP = "MATCH (n {namespace: $namespace}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
-
-
-def drop_namespace_plain(uri: str, password: str, namespace: str) -> None:
-    import neo4j
-
-    with neo4j.GraphDatabase.driver(uri, auth=("neo4j", password)) as driver, driver.session() as session:
-        session.run(_DROP, namespace=namespace).consume()
-
-
-# --- a server of our own -------------------------------------------------------------------------
-SERVER_SCRIPT = REPO / "scripts" / "neo4j_server.py"
-
-
-def start_server(pair: str, home: Path, heap: str, transaction_memory: str) -> tuple[str, str]:
-    """Start ``pair`` with scripts/neo4j_server.py on free loopback ports; (uri, password)."""
-    subprocess.run(
-        [
-            sys.executable,
-            str(SERVER_SCRIPT),
-            "start",
-            "--pair",
-            pair,
-            "--home",
-            str(home),
-            "--bolt-port",
-            "0",
-            "--http-port",
-            "0",
-            "--heap",
-            heap,
-            "--transaction-memory",
-            transaction_memory,
-        ],
-        check=True,
-    )
-    env = dict(
-        line.removeprefix("export ").split("=", 1)
-        for line in (home / "neo4j.env").read_text().splitlines()
-        if line.startswith("export ")
-    )
-    return env["HIPPORAG_NEO4J_URI"], env["HIPPORAG_NEO4J_PASSWORD"]
-
-
-def stop_server(pair: str, home: Path) -> None:
-    subprocess.run(
-        [sys.executable, str(SERVER_SCRIPT), "stop", "--pair", pair, "--home", str(home)], check=False
     )
 
 

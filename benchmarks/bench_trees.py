@@ -43,6 +43,7 @@ from typing import Any, TextIO
 from harness import (
     REPO,
     compare_or_refusal,
+    drop_namespace_plain,
     interleaved,
     load_average,
     md_header,
@@ -50,6 +51,8 @@ from harness import (
     ratio_cell,
     require_rounds,
     run_header,
+    start_server,
+    stop_server,
     write_results,
 )
 
@@ -62,54 +65,6 @@ WORKER = Path(__file__).resolve().parent / "trees_worker.py"
 MODES = ("hipporag2", "hipporag", "dense", "hybrid", "ensemble")
 TREES = ("base", "head")
 SHOWN_DIFFERENCES = 5
-
-
-# --- a server of our own (as bench_neo4j_vs_embedded.py) ----------------------------------------------
-SERVER_SCRIPT = REPO / "scripts" / "neo4j_server.py"
-_DROP = "MATCH (n {namespace: $namespace}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
-
-
-def start_server(pair: str, home: Path, heap: str, transaction_memory: str) -> tuple[str, str]:
-    """Start ``pair`` with scripts/neo4j_server.py on free loopback ports; (uri, password)."""
-    subprocess.run(
-        [
-            sys.executable,
-            str(SERVER_SCRIPT),
-            "start",
-            "--pair",
-            pair,
-            "--home",
-            str(home),
-            "--bolt-port",
-            "0",
-            "--http-port",
-            "0",
-            "--heap",
-            heap,
-            "--transaction-memory",
-            transaction_memory,
-        ],
-        check=True,
-    )
-    env = dict(
-        line.removeprefix("export ").split("=", 1)
-        for line in (home / "neo4j.env").read_text().splitlines()
-        if line.startswith("export ")
-    )
-    return env["HIPPORAG_NEO4J_URI"], env["HIPPORAG_NEO4J_PASSWORD"]
-
-
-def stop_server(pair: str, home: Path) -> None:
-    subprocess.run(
-        [sys.executable, str(SERVER_SCRIPT), "stop", "--pair", pair, "--home", str(home)], check=False
-    )
-
-
-def drop_namespace_plain(uri: str, password: str, namespace: str) -> None:
-    import neo4j
-
-    with neo4j.GraphDatabase.driver(uri, auth=("neo4j", password)) as driver, driver.session() as session:
-        session.run(_DROP, namespace=namespace).consume()
 
 
 # --- the trees ----------------------------------------------------------------------------------------

@@ -357,3 +357,52 @@ def ratio_cell(comparison: Mapping[str, Any]) -> str:
         f"{comparison['ratio_median']:.3f} ({comparison['ratio_min']:.3f}-{comparison['ratio_max']:.3f}, "
         f"{pairs} pairs{note})"
     )
+
+
+# --- a Neo4j server of a benchmark's own (the neo4j and trees suites) --------------------------------
+SERVER_SCRIPT = REPO / "scripts" / "neo4j_server.py"
+_DROP = "MATCH (n {namespace: $namespace}) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+
+
+def start_server(pair: str, home: Path, heap: str, transaction_memory: str) -> tuple[str, str]:
+    """Start ``pair`` with scripts/neo4j_server.py on free loopback ports; (uri, password)."""
+    subprocess.run(
+        [
+            sys.executable,
+            str(SERVER_SCRIPT),
+            "start",
+            "--pair",
+            pair,
+            "--home",
+            str(home),
+            "--bolt-port",
+            "0",
+            "--http-port",
+            "0",
+            "--heap",
+            heap,
+            "--transaction-memory",
+            transaction_memory,
+        ],
+        check=True,
+    )
+    env = dict(
+        line.removeprefix("export ").split("=", 1)
+        for line in (home / "neo4j.env").read_text().splitlines()
+        if line.startswith("export ")
+    )
+    return env["HIPPORAG_NEO4J_URI"], env["HIPPORAG_NEO4J_PASSWORD"]
+
+
+def stop_server(pair: str, home: Path) -> None:
+    subprocess.run(
+        [sys.executable, str(SERVER_SCRIPT), "stop", "--pair", pair, "--home", str(home)], check=False
+    )
+
+
+def drop_namespace_plain(uri: str, password: str, namespace: str) -> None:
+    """Delete every node of ``namespace`` (in batches) on the server at ``uri``."""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(uri, auth=("neo4j", password)) as driver, driver.session() as session:
+        session.run(_DROP, namespace=namespace).consume()
