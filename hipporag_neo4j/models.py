@@ -36,7 +36,7 @@ RetrievalStrategy = Literal["single", "ircot", "clues"]
 
 
 #: Labels, property names and relationship types are spliced into queries on Neo4j: only these pass.
-SAFE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+SAFE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
 def check_identifier(value: str, what: str) -> str:
