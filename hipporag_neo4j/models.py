@@ -52,6 +52,11 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+#: Longest passage id (UTF-8 bytes; chunks add ``#<n>``). On Neo4j the id is half of an index key, and a
+#: key over about 8 KB fails the whole write batch; the embedded store keeps the same limit (same answers).
+MAX_PASSAGE_ID_BYTES = 2048
+
+
 class PassageInput(_Model):
     """A passage to index. ``id`` is the passage's identity: indexing the same id again with other text
     replaces the stored version. It defaults to a hash of the text (files get their path instead, see
