@@ -28,6 +28,7 @@ from hipporag_neo4j.service import KnowledgeService
 from hipporag_neo4j.settings import Settings, load_settings
 from tests.support.fakes import FixedQueryNER, HashEmbedder, TableExtractor
 from tests.support.server_support import ServerProcess
+from tests.support.tenant_serve import mcp_stats
 
 pytestmark = pytest.mark.integration
 
@@ -231,8 +232,6 @@ def test_keys_are_never_logged(root: Path, caplog: pytest.LogCaptureFixture) -> 
 
 def test_the_mcp_http_transport_checks_the_namespace(tmp_path: Path) -> None:
     """``mcp --transport streamable-http`` on namespace alice: bob's key gets 403, alice's key works."""
-    from tests.integration.test_mcp_server import _http_session
-
     keys = tmp_path / "keys.toml"
     keys.write_text(f'"{K_ALICE}" = ["alice"]\n"{K_BOB}" = ["bob"]\n', encoding="utf-8")
     server = ServerProcess(
@@ -248,9 +247,8 @@ def test_the_mcp_http_transport_checks_the_namespace(tmp_path: Path) -> None:
         assert refused.json() == {"detail": "this API key is not allowed on namespace 'alice'"}
         unknown = httpx.post(f"{server.url}/mcp", json={}, headers={"Authorization": "Bearer nope"})
         assert unknown.status_code == 401
-        seen = asyncio.run(_http_session(f"{server.url}/mcp", K_ALICE))
-        assert seen["remembered"]["passage_ids"] and not seen["remembered"]["failed"]
+        stats = asyncio.run(mcp_stats(f"{server.url}/mcp", K_ALICE))
+        assert stats["passages"] == 0 and stats["location"].endswith("namespaces/alice")
         assert not [key for key in (K_ALICE, K_BOB) if key in server.log]
     finally:
         server.kill()
-    assert (tmp_path / "kb" / "namespaces" / "alice" / "graph.sqlite").is_file()

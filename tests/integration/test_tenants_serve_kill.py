@@ -13,39 +13,17 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 
 from tests.support.pipeline_support import dump_embedded, make_memory
 from tests.support.reliability_support import assert_opens_cleanly, assert_same_store, dump_store
 from tests.support.server_support import chain_corpus, harness, wait_for_file
+from tests.support.tenant_serve import post_all
 
 pytestmark = pytest.mark.integration
 
 KEY = "k-tenant-a-5e6f7a8b9c0d"
-BATCH = 4
-
-
-def _post_all(url: str, passages: list[dict[str, str]]) -> list[dict[str, Any] | None]:
-    """Every batch of BATCH passages as its own POST, four clients at once; None where the connection
-    broke (the server was killed)."""
-    batches = [passages[i : i + BATCH] for i in range(0, len(passages), BATCH)]
-
-    def post(batch: list[dict[str, str]]) -> dict[str, Any] | None:
-        try:
-            answer = httpx.post(
-                f"{url}/passages", json={"passages": batch}, headers={"X-API-Key": KEY}, timeout=300
-            )
-        except httpx.TransportError:
-            return None
-        assert answer.status_code == 200, answer.text
-        report: dict[str, Any] = answer.json()
-        return report
-
-    with ThreadPoolExecutor(4) as pool:
-        return list(pool.map(post, batches))
 
 
 def _reference(path: Path, table: dict[str, list[list[str]]], passages: list[dict[str, str]]) -> Path:
@@ -63,7 +41,7 @@ def test_serve_killed_during_writes_leaves_whole_passages_and_resumes(tmp_path: 
     entered = tmp_path / "gates" / ("extract-entered" if gate == "hold_extract" else "write-entered")
     try:
         with ThreadPoolExecutor(1) as pool:
-            sent = pool.submit(_post_all, server.url, passages)
+            sent = pool.submit(post_all, server.url, KEY, passages)
             wait_for_file(entered)
             server.kill()  # SIGKILL: no shutdown code runs
             answers = sent.result()
@@ -85,7 +63,7 @@ def test_serve_killed_during_writes_leaves_whole_passages_and_resumes(tmp_path: 
 
     server = harness(tmp_path, table, env=env)  # the same store, no gate
     try:
-        again = _post_all(server.url, passages)
+        again = post_all(server.url, KEY, passages)
     finally:
         assert server.terminate()
     assert all(a is not None and not a["failed"] for a in again)
