@@ -36,7 +36,7 @@ RetrievalStrategy = Literal["single", "ircot", "clues"]
 
 
 #: Labels, property names and relationship types are spliced into queries on Neo4j: only these pass.
-SAFE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+SAFE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}\Z")
 
 
 def check_identifier(value: str, what: str) -> str:
@@ -50,6 +50,11 @@ def check_identifier(value: str, what: str) -> str:
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+#: Longest passage id (UTF-8 bytes; chunks add ``#<n>``). On Neo4j the id is half of an index key, and a
+#: key over about 8 KB fails the whole write batch; the embedded store keeps the same limit (same answers).
+MAX_PASSAGE_ID_BYTES = 2048
 
 
 class PassageInput(_Model):

@@ -55,7 +55,7 @@ from hipporag_neo4j.models import SAFE_IDENTIFIER, RetrievalMode
 #: How an OpenAI-compatible server is asked for JSON (``llm.structured_output``).
 StructuredOutput = Literal["none", "json_object", "json_object_schema", "json_schema"]
 
-SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
+SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,62}\Z")
 #: URI schemes of the Neo4j Python driver (bolt = one server, neo4j = routing; +s / +ssc = TLS).
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 ENV_PREFIX = "HIPPORAG_"
@@ -176,7 +176,9 @@ class Neo4jSettings(_Group):
     @classmethod
     def _safe(cls, v: str) -> str:
         if not SAFE_NAME.match(v):
-            raise ValueError(f"{v!r} must match {SAFE_NAME.pattern} (letters, digits, underscore)")
+            raise ValueError(
+                f"{v!r} is not a plain name: a letter, then at most 62 ASCII letters, digits, underscores"
+            )
         return v
 
 
@@ -462,6 +464,17 @@ class ServerSettings(_Group):
     port: int = Field(8000, ge=0, le=65535, description="TCP port (0 = any free port).")
     api_key: SecretStr | None = Field(
         None, description="Clients send it as 'Authorization: Bearer <key>' or 'X-API-Key: <key>'."
+    )
+    api_keys: SecretStr | None = Field(
+        None,
+        description='Keys scoped to namespaces, as a JSON object: {"<key>": ["<namespace>", ...]}; '
+        "'*' is every namespace. A key opens only the namespaces listed (403 on others); api_key, "
+        "when set too, opens every namespace.",
+    )
+    api_keys_file: Path | None = Field(
+        None,
+        description='A TOML file of keys scoped to namespaces, one line each: "<key>" = ["<namespace>"]; '
+        "read when the server starts (keeps keys out of the environment).",
     )
     no_auth: bool = Field(
         False, description="Serve without an API key; refused unless host is a loopback address."

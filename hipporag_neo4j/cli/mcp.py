@@ -43,7 +43,8 @@ def mcp_cmd(
 ) -> None:
     """Serve the memory to MCP clients: tools remember, recall, forget, stats. Needs the [mcp] extra.
 
-    Over streamable HTTP, clients send the API key (HIPPORAG_SERVER__API_KEY) as a Bearer token.
+    Over streamable HTTP, clients send the API key (HIPPORAG_SERVER__API_KEY, or a key scoped to this
+    namespace: HIPPORAG_SERVER__API_KEYS / _FILE) as a Bearer token; other namespaces' keys get 403.
     """
     from hipporag_neo4j.cli.serve import check_port, server_overrides
 
@@ -78,7 +79,9 @@ def mcp_cmd(
             app = server.streamable_http_app(
                 host=settings.server.host, max_request_body_size=settings.server.max_body_bytes
             )
-            guarded = ApiKeyMiddleware(BodySizeLimit(app, settings.server.max_body_bytes), auth)
+            guarded = ApiKeyMiddleware(
+                BodySizeLimit(app, settings.server.max_body_bytes), auth, settings.neo4j.namespace
+            )
             # uvicorn logs warnings only (its access log would drown the tools' own): say where it listens
             store = settings.embedded_store_path if settings.backend == "embedded" else settings.neo4j.uri
             click.echo(

@@ -69,8 +69,10 @@ def check_port(host: str, port: int) -> None:
 def serve_cmd(ctx: Context, host: str | None, port: int | None, no_auth: bool, create: bool) -> None:
     """Serve the REST API (OpenAPI docs at /docs). Needs the [server] extra.
 
-    The API key comes from HIPPORAG_SERVER__API_KEY (never from the command line, where other users
-    could read it). One process, one writer: run one server per store.
+    The API key comes from HIPPORAG_SERVER__API_KEY, or keys scoped to namespaces from
+    HIPPORAG_SERVER__API_KEYS / HIPPORAG_SERVER__API_KEYS_FILE (never from the command line, where other
+    users could read it); the server serves one namespace and other namespaces' keys get 403. One
+    process, one writer: run one server per store.
     """
     with exit_on_error():
         settings = ctx.settings(server_overrides(host, port, no_auth))

@@ -8,6 +8,10 @@ from typing import Any, Protocol, runtime_checkable
 from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure, Triple
 
+#: Longest entity, subject, object or predicate kept (characters). Longer is no name, and on Neo4j a
+#: phrase name is an index key (limited to about 8 KB): one such value would fail the whole write batch.
+MAX_PHRASE_CHARS = 1000
+
 
 @runtime_checkable
 class Extractor(Protocol):
@@ -36,7 +40,12 @@ def clean_entities(raw: Any) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
     for item in raw:
-        if isinstance(item, str) and normalize_phrase(item) and item.strip() not in seen:
+        if (
+            isinstance(item, str)
+            and len(item) <= MAX_PHRASE_CHARS
+            and normalize_phrase(item)
+            and item.strip() not in seen
+        ):
             seen.add(item.strip())
             out.append(item.strip())
     return out
@@ -64,6 +73,9 @@ def validate_triples(raw: Any) -> tuple[list[Triple], list[str]]:
         predicate = " ".join(item[1].split())
         if not subject or not predicate or not obj:
             dropped.append(f"empty after normalisation: {item!r}"[:200])
+            continue
+        if max(len(subject), len(predicate), len(obj)) > MAX_PHRASE_CHARS:
+            dropped.append(f"longer than {MAX_PHRASE_CHARS} characters: {item!r}"[:200])
             continue
         key = (subject, predicate.lower(), obj)
         if key in seen:

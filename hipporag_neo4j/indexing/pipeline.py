@@ -39,7 +39,14 @@ from hipporag_neo4j.embedding.encoder import Embedder
 from hipporag_neo4j.extraction.base import Extractor
 from hipporag_neo4j.indexing.passage_ids import stored_versions
 from hipporag_neo4j.indexing.synonyms import finish_pending_synonyms
-from hipporag_neo4j.models import Extraction, IndexReport, Passage, PassageFailure, PassageInput
+from hipporag_neo4j.models import (
+    MAX_PASSAGE_ID_BYTES,
+    Extraction,
+    IndexReport,
+    Passage,
+    PassageFailure,
+    PassageInput,
+)
 from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord
 
 #: (stage, done, total) -> None; stages: "read" (files, from index_files), "prepare" (passages checked and
@@ -131,6 +138,11 @@ def prepare_sources(
             continue
         text = item.text.strip()
         passage_id = item.id or make_passage_id(text, item.title)
+        if len(passage_id.encode("utf-8")) > MAX_PASSAGE_ID_BYTES:
+            size = len(passage_id.encode("utf-8"))
+            reason = f"passage id of {size} bytes (UTF-8); ids are at most {MAX_PASSAGE_ID_BYTES} bytes"
+            report.failed.append(PassageFailure(passage_id=passage_id[:80], source=source, reason=reason))
+            continue
         signature = _signature(text, item.title, item.metadata)
         if passage_id in first:
             seen, where = first[passage_id]

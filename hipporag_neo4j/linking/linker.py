@@ -19,6 +19,16 @@ from hipporag_neo4j.stores.base import GraphStore
 from hipporag_neo4j.stores.neo4j.graph_model import LABELS as OWN_LABELS
 
 
+def is_own_label(label: str) -> bool:
+    """A label of hipporag-neo4j's own nodes, the per-dimension ones included (``PhraseEmbedding384``
+    carries every namespace's phrases: linking to it would join this namespace to the others)."""
+    for own in OWN_LABELS:
+        stem = own.removesuffix("DIM")
+        if label == own or (stem != own and label.startswith(stem) and label[len(stem) :].isdigit()):
+            return True
+    return False
+
+
 class LinkReport(BaseModel):
     label: str
     property: str
@@ -41,7 +51,7 @@ def link_nodes(
 ) -> LinkReport:
     check_identifier(label, "label")
     check_identifier(prop, "property")
-    if label in OWN_LABELS:
+    if is_own_label(label):
         raise InputError(f"{label} is one of hipporag-neo4j's own labels; link to the nodes of your graph")
     report = LinkReport(label=label, property=prop)
     for batch in graph.node_values(label, prop, batch_size):

@@ -21,7 +21,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from hipporag_neo4j import __version__
 from hipporag_neo4j.errors import ConfigError, HippoRAGError, InputError, StoreError
 from hipporag_neo4j.models import Answer, Explanation, IndexReport, RetrievalResult, StoreStats
-from hipporag_neo4j.server.auth import UNAUTHORIZED, ApiKeyAuth
+from hipporag_neo4j.server.auth import UNAUTHORIZED, ApiKeyAuth, forbidden_message
 from hipporag_neo4j.server.explorer.routes import explorer_router
 from hipporag_neo4j.server.limits import BodySizeLimit
 from hipporag_neo4j.server.schemas import (
@@ -44,7 +44,8 @@ _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="
 DESCRIPTION = """HippoRAG long-term memory with its knowledge graph in Neo4j or an embedded store.
 
 Send the API key as `Authorization: Bearer <key>` or `X-API-Key: <key>` (not needed for `/health`,
-`/ready` and these docs). Every passage of a query result carries its explanation: the query entities,
+`/ready` and these docs). A key scoped to other namespaces than the one this server serves gets 403.
+Every passage of a query result carries its explanation: the query entities,
 the phrases they linked to, and the phrases that brought the passage up.
 """
 
@@ -71,9 +72,16 @@ def _require_key(
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
     api_key: Annotated[str | None, Security(_api_key_header)],
 ) -> None:
+    """401 without a known key, 403 when the key does not open the namespace this server serves; the
+    key's scope is kept in ``request.state.key_scope`` (listings show only what it opens)."""
     auth: ApiKeyAuth = request.app.state.auth
-    if not auth.accepts(bearer.credentials if bearer else api_key):
+    namespace: str = request.app.state.namespace
+    scope = auth.scope(bearer.credentials if bearer else api_key)
+    if scope is None:
         raise HTTPException(401, detail=UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
+    if not scope.allows(namespace):
+        raise HTTPException(403, detail=forbidden_message(namespace))
+    request.state.key_scope = scope
 
 
 Service = Annotated[KnowledgeService, Depends(_service)]
@@ -110,6 +118,7 @@ def create_app(settings: Settings, service_factory: Callable[[], KnowledgeServic
     )
     app.add_middleware(BodySizeLimit, max_bytes=limits.max_body_bytes)
     app.state.auth = auth
+    app.state.namespace = settings.neo4j.namespace  # the one namespace this server serves
     protected = [Depends(_require_key)]
 
     @app.exception_handler(HippoRAGError)

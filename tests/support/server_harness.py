@@ -63,10 +63,11 @@ class GatedExtractor(TableExtractor):
 
 
 class GatedStore:
-    """The embedded store, with the N-th write_synonyms that writes edges held at a gate."""
+    """The store (embedded, or Neo4j when the settings name a server), with the N-th write_synonyms that
+    writes edges held at a gate."""
 
-    def __init__(self, path: Path, gate_dir: Path, hold: int | None) -> None:
-        self._store = EmbeddedStore(path)
+    def __init__(self, store: Any, gate_dir: Path, hold: int | None) -> None:
+        self._store = store
         self.gate_dir, self.hold, self.count = gate_dir, hold, 0
 
     def write_synonyms(self, edges: Any, *args: Any, **kwargs: Any) -> int:
@@ -91,6 +92,14 @@ class MarkArrivals:
         await self.app(scope, receive, send)
 
 
+def _store(settings: Any, path: Path) -> Any:
+    if settings.backend == "neo4j":  # HIPPORAG_NEO4J_URI and HIPPORAG_NAMESPACE from the environment
+        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+        return Neo4jStore(settings.neo4j)
+    return EmbeddedStore(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--store", type=Path, required=True)
@@ -109,7 +118,7 @@ def main() -> None:
     def service() -> KnowledgeService:
         return KnowledgeService(
             settings,
-            store=GatedStore(args.store, args.gate_dir, args.hold_synonyms),
+            store=GatedStore(_store(settings, args.store), args.gate_dir, args.hold_synonyms),
             embedder=HashEmbedder(),
             extractor=GatedExtractor(table, args.gate_dir, args.hold_extract),
             query_ner=FixedQueryNER(queries),

@@ -236,15 +236,15 @@ def explorer_router(protected: Sequence[Any]) -> APIRouter:
         return Response(data, media_type=VIS_FILES[name], headers={"Cache-Control": "max-age=3600"})
 
     @api.get("/overview")
-    def overview(explorer: Explorer) -> Overview:
-        """Backend, namespace, the namespaces beside it and the store's counts."""
+    def overview(explorer: Explorer, request: Request) -> Overview:
+        """Backend, namespace, the namespaces beside it that the API key opens, and the store's counts."""
         with explorer.store() as store:
             stats = explorer.service.memory.store.stats()
             names = store.namespaces()
         return Overview(
             backend=explorer.settings.backend,
             namespace=explorer.namespace,
-            namespaces=names,
+            namespaces=request.state.key_scope.visible(names),
             stats=stats,
             cypher=explorer.cypher("explore_overview"),
         )
