@@ -264,10 +264,14 @@ def main() -> None:
         )
         for c in counts
     }
+    checkout_commit = subprocess.run(
+        ["git", "-C", str(args.checkout), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
     data = {
         **header,
         "store": args.store,
         "checkout": str(args.checkout),
+        "checkout_commit": checkout_commit,
         "base_stats": stats,
         "runs": runs,
         "comparisons": comparisons,
@@ -280,7 +284,8 @@ def markdown(data: dict[str, Any], counts: list[int]) -> str:
     s = data["settings"]
     lines = [
         harness.md_header(f"Readers and writers on one serve process ({data['store']} store)", data),
-        f"One `serve` (API key) from `{data['checkout']}` over {data['base_stats'].get('passages')} demo "
+        f"One `serve` (API key) from `{data['checkout']}` (commit `{data.get('checkout_commit', '')[:12]}`) "
+        f"over {data['base_stats'].get('passages')} demo "
         f"notes; {s['requests']} requests per client per run; `rw`: every {s['write_every']}th request of "
         "each client a one-passage write (deleted after the run). Latencies in ms. Target (issue 36): "
         "read p99 of `rw` at most 1.5x that of `reads`, 0 errors.",
