@@ -27,6 +27,10 @@ SUITES: dict[str, tuple[str, str]] = {
     ),
     "neo4j": ("bench_neo4j_vs_embedded", "the Neo4j store against the embedded store on a live server"),
     "vs_hipporag2": ("bench_vs_hipporag2", "side by side with the original HippoRAG 2 (its own venv)"),
+    "rw_load": (
+        "bench_rw_load",
+        "one serve process: query latency with 10% one-passage writes against reads only (issue 36)",
+    ),
     "trees": (
         "bench_trees",
         "two checkouts (before / after a refactor): same answers bit for bit, query time",

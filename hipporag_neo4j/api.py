@@ -120,11 +120,15 @@ class HippoRAG:
         extractor: Extractor | None = None,
         query_ner: QueryEntityExtractor | None = None,
         create: bool = True,
+        writes: bool = True,
     ) -> None:
         """``create=False``: the store (or Neo4j namespace) must exist already; using one that does not
-        raises :class:`StoreNotFoundError` naming it, and nothing is created (what reading commands use)."""
+        raises :class:`StoreNotFoundError` naming it, and nothing is created (what reading commands use).
+        ``writes=False``: this object only reads (the service's reader, beside a writer that does the
+        writes): building the retriever leaves pending synonym edges to the writer."""
         self.settings = settings or load_settings()
         self.create = create
+        self.writes = writes
         self._store = store
         self._embedder = embedder
         self._extractor = extractor
@@ -208,7 +212,8 @@ class HippoRAG:
                 from hipporag_neo4j.retrieval.recognition import LLMFactFilter
 
                 fact_filter = LLMFactFilter(self.llm, json_mode=self.settings.llm.json_mode)
-            self._finish_synonyms()  # edges an interrupted index run or re-embed left to compute
+            if self.writes:
+                self.finish_synonyms()  # edges an interrupted index run or re-embed left to compute
             self._retriever = Retriever(
                 self.store,
                 self.embedder,
@@ -220,7 +225,13 @@ class HippoRAG:
             )
         return self._retriever
 
-    def _finish_synonyms(self) -> int:
+    @property
+    def store_object(self) -> GraphStore | None:
+        """The store object held (None before first use); opens nothing."""
+        return self._store
+
+    def finish_synonyms(self) -> int:
+        """Compute the synonym edges an interrupted index run or re-embed left; returns how many."""
         r = self.settings.retrieval
         return finish_pending_synonyms(self.store, r.synonym_top_k, r.synonym_threshold)
 
@@ -528,7 +539,7 @@ class HippoRAG:
                     progress(kind, counts[kind])
         store.finish_reembed(model, dim)
         self._opened = store.open(model, dim)
-        self._finish_synonyms()
+        self.finish_synonyms()
         return counts
 
     def doctor(self) -> dict[str, Any]:

@@ -1,4 +1,12 @@
-"""KnowledgeService: the shared memory, a read-write lock, and one writer thread fed by a queue.
+"""KnowledgeService: a reader and a writer over one knowledge base, and one writer thread fed by a queue.
+
+Readers never wait for the writer: they run on a reader of their own (:attr:`KnowledgeService.reader`)
+and see the last committed graph version, whatever the writer is doing. On the embedded store the
+reader has a store object of its own (its own SQLite connection, read transactions on the WAL, its own
+snapshot, carried forward by the rows each commit appended); on Neo4j it shares the writer's store
+object, whose reads run at one graph version each (the in-process copy is brought forward by the
+writer's commits). A write step that commits twice (a chunk's passages, then its synonym edges) can be
+seen between its commits: the passages are there, their synonym edges follow with the next commit.
 
 Writes go through the queue in order: a small index or a delete is one step whose caller waits for
 it; a large index is a job that runs one chunk per step and goes back to the end of the queue after
@@ -30,7 +38,6 @@ from hipporag_neo4j.models import (
     StoreStats,
 )
 from hipporag_neo4j.service.jobs import Job, JobRegistry
-from hipporag_neo4j.service.locks import GuardedStore, ReadWriteLock
 from hipporag_neo4j.settings import Settings
 from hipporag_neo4j.stores.base import DeleteReport, GraphStore
 
@@ -110,12 +117,22 @@ class _IndexJob:
         log.warning("index job %s interrupted: %s", job.id, job.error)
 
 
+def reader_store(store: GraphStore) -> GraphStore:
+    """The store object the readers use beside the writer's ``store``: the embedded store gives one of its
+    own (``another``: its own SQLite connection and snapshot, so a read never waits for the writer's
+    transaction nor sees it uncommitted); a store without ``another`` (Neo4j: a driver whose sessions
+    read at one graph version each) is shared."""
+    another = getattr(store, "another", None)
+    return cast(GraphStore, another()) if callable(another) else store
+
+
 def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, HippoRAGError) else f"{type(exc).__name__}: {exc}"
 
 
 class KnowledgeService:
-    """One HippoRAG for the whole process: many concurrent readers, one writer thread.
+    """Two HippoRAG objects for the whole process: :attr:`memory` for the writer thread, :attr:`reader`
+    for every read (many at once, never waiting for the writer). They share the embedding model.
 
     Components default to the ones the settings describe (as for :class:`HippoRAG`); pass them to use
     others (tests pass fakes).
@@ -131,15 +148,11 @@ class KnowledgeService:
         query_ner: QueryEntityExtractor | None = None,
     ) -> None:
         self.settings = settings
-        self.lock = ReadWriteLock()
-        self._guarded = GuardedStore(store or create_store(settings), self.lock)
+        self._query_ner = query_ner
         self.memory = HippoRAG(
-            settings,
-            store=cast(GraphStore, self._guarded),
-            embedder=embedder,
-            extractor=extractor,
-            query_ner=query_ner,
+            settings, store=store or create_store(settings), embedder=embedder, extractor=extractor
         )
+        self._reader: HippoRAG | None = None
         self.jobs = JobRegistry(settings.server.keep_jobs)
         self._queue: queue.Queue[_Work | None] = queue.Queue()
         self._stopping = threading.Event()
@@ -156,19 +169,35 @@ class KnowledgeService:
             if self._ready:
                 return
             try:
-                _ = self.memory.embedder, self.memory.store, self.memory.retriever
+                # the writer's store first: it creates a new store (and finishes synonym edges an
+                # interrupted run left), so the reader finds it made and has nothing to write
+                _ = self.memory.embedder, self.memory.store
+                self.memory.finish_synonyms()
+                self._reader = HippoRAG(
+                    self.settings,
+                    store=reader_store(self.memory.store),
+                    embedder=self.memory.embedder,
+                    query_ner=self._query_ner,
+                    writes=False,
+                )
+                _ = self._reader.retriever
             except HippoRAGError as exc:
                 self._warm_error = str(exc)
                 raise NotReadyError(f"not ready: {exc}") from exc
             self._ready, self._warm_error = True, None
 
+    @property
+    def reader(self) -> HippoRAG:
+        """The HippoRAG every read runs on (after :meth:`warm_up`): the last committed graph version."""
+        self.warm_up()
+        assert self._reader is not None  # warm_up made it or raised
+        return self._reader
+
     def readiness(self) -> dict[str, Any]:
         """Whether the model is loaded and the store answers; tries to warm up again if it had failed."""
         status: dict[str, Any] = {"ready": False, "backend": self.settings.backend}
         try:
-            self.warm_up()
-            with self.lock.read():
-                meta = self.memory.store.meta()
+            meta = self.reader.store.meta()
         except HippoRAGError as exc:
             status["detail"] = str(exc)
             return status
@@ -191,17 +220,9 @@ class KnowledgeService:
         joined: bool | None = None,
         via: Sequence[str] | None = None,
     ) -> RetrievalResult:
-        self.warm_up()
-        with self.lock.read():
-            return self.memory.retrieve(
-                query,
-                mode=mode,
-                top_k=top_k,
-                strategy=strategy,
-                seed_nodes=seed_nodes,
-                joined=joined,
-                via=via,
-            )
+        return self.reader.retrieve(
+            query, mode=mode, top_k=top_k, strategy=strategy, seed_nodes=seed_nodes, joined=joined, via=via
+        )
 
     def answer(
         self,
@@ -211,14 +232,12 @@ class KnowledgeService:
         top_k: int | None = None,
         strategy: RetrievalStrategy | None = None,
     ) -> Answer:
-        """Retrieve under the read lock, then call the reader LLM without holding it."""
-        _ = self.memory.llm  # no LLM configured: fail before retrieving
-        return self.memory.answer_from(self.retrieve(query, mode=mode, top_k=top_k, strategy=strategy))
+        """Retrieve, then call the reader LLM."""
+        _ = self.reader.llm  # no LLM configured: fail before retrieving
+        return self.reader.answer_from(self.retrieve(query, mode=mode, top_k=top_k, strategy=strategy))
 
     def stats(self) -> StoreStats:
-        self.warm_up()
-        with self.lock.read():
-            return self.memory.stats()
+        return self.reader.stats()
 
     # --- writes: one at a time, in order -------------------------------------------------------
     def index(self, passages: Sequence[PassageLike]) -> IndexReport:
@@ -250,9 +269,8 @@ class KnowledgeService:
         return cast(T, call.future.result())
 
     def run_write(self, fn: Callable[[HippoRAG], T]) -> T:
-        """Run ``fn`` as one writer step (writer thread only): its store writes are atomic for readers."""
-        with self._guarded.step():
-            return fn(self.memory)
+        """Run ``fn`` as one writer step (writer thread only); readers see each of its commits."""
+        return fn(self.memory)
 
     def _check_open(self) -> None:
         if self._stopping.is_set():
@@ -294,6 +312,8 @@ class KnowledgeService:
                     break
                 if item is not None:
                     item.abandon("the service shut down")
+            if self._reader is not None and self._reader.store_object is not self.memory.store_object:
+                self._reader.close()
             self.memory.close()
 
     def __enter__(self) -> KnowledgeService:

@@ -233,11 +233,14 @@ def test_queries_run_while_a_job_indexes(tmp_path: Path) -> None:
         server.terminate()
 
 
-def test_readers_never_see_half_a_chunk(tmp_path: Path) -> None:
+def test_readers_do_not_wait_for_a_write_in_progress(tmp_path: Path) -> None:
     # chunk 1: p000-p003; chunk 2: p004-p007 name variants of chunk-1 phrases, so its step writes the
-    # passages, then synonym edges (the first edges written: chunk 1 has none); the harness holds that write
+    # passages, then synonym edges (the first edges written: chunk 1 has none); the harness holds that
+    # write at a gate until the readers have answered: they must answer while the write is in progress,
+    # from the last committed graph version (chunk 2's passages, its synonym edges not yet)
     passages, table = chain_corpus(8, variants_from=4)
-    server = harness(tmp_path, table, env={"HIPPORAG_SERVER__JOB_CHUNK": "4"}, hold_synonyms=1)
+    queries = {"what about entity 5?": ["entity 5"]}
+    server = harness(tmp_path, table, queries, env={"HIPPORAG_SERVER__JOB_CHUNK": "4"}, hold_synonyms=1)
     gates = tmp_path / "gates"
     try:
         with httpx.Client(base_url=server.url, headers=KEY, timeout=60) as client:
@@ -247,17 +250,28 @@ def test_readers_never_see_half_a_chunk(tmp_path: Path) -> None:
                 "/passages", json={"passages": passages[4:]}, params={"as_job": "true"}
             ).headers["location"]
             wait_for_file(gates / "write-entered")  # chunk 2's passages are written, its synonyms are not
-            arrived_before = len(list(gates.glob("arrived-*")))
+
+            def ask(_: int) -> set[str]:
+                response = client.post("/query", json={"query": "what about entity 5?", "top_k": 2})
+                assert response.status_code == 200, response.text
+                return {item["passage"]["id"] for item in response.json()["passages"]}
+
             with ThreadPoolExecutor(6) as pool:
-                pending = [pool.submit(lambda: client.get("/stats").json()) for _ in range(6)]
-                for n in range(arrived_before + 1, arrived_before + 7):
-                    wait_for_file(gates / f"arrived-{n}")  # every reader reached the app mid-write
-                (gates / "write-release").touch()
-                seen = [(s["passages"], s["synonym_edges"]) for s in (f.result() for f in pending)]
+                stats = [
+                    (s["passages"], s["synonym_edges"])
+                    for s in pool.map(lambda _: client.get("/stats").json(), range(6))
+                ]
+                found = list(pool.map(ask, range(6)))
+            # every reader answered with the write still held at its gate
+            assert not (gates / "write-release").exists()
+            assert client.get(location).json()["status"] == "running"
+            assert stats == [(8, 0)] * 6  # the last commit: chunk 2's passages, its edges not yet
+            assert all("p005" in ids for ids in found), found
+            (gates / "write-release").touch()
             job = wait_job(client, location)
             final = client.get("/stats").json()
             assert job["status"] == "succeeded" and final["synonym_edges"] > 0
-            assert seen == [(8, final["synonym_edges"])] * 6  # never (8, 0): passages without their edges
+            assert (final["passages"], final["synonym_edges"]) == (8, job["report"]["new_synonym_edges"])
     finally:
         server.terminate()
 

@@ -160,7 +160,7 @@ def browser_cypher(file: str, **params: Any) -> BrowserCypher:
 
 
 class _Explorer:
-    """The service's store as a :class:`GraphExplorer`, read under the service's read lock."""
+    """The service reader's store as a :class:`GraphExplorer` (the last committed graph version)."""
 
     def __init__(self, service: KnowledgeService) -> None:
         self.service = service
@@ -176,14 +176,12 @@ class _Explorer:
 
     @contextmanager
     def store(self) -> Iterator[GraphExplorer]:
-        self.service.warm_up()
-        store = self.service.memory.store
+        store = self.service.reader.store
         if not isinstance(store, GraphExplorer):
             raise HTTPException(
                 501, f"the {self.settings.backend} store cannot be explored (no GraphExplorer)"
             )
-        with self.service.lock.read():
-            yield store
+        yield store
 
     def cypher(self, file: str, **params: Any) -> BrowserCypher | None:
         return browser_cypher(file, namespace=self.namespace, **params) if self.on_neo4j else None
@@ -239,7 +237,7 @@ def explorer_router(protected: Sequence[Any]) -> APIRouter:
     def overview(explorer: Explorer, request: Request) -> Overview:
         """Backend, namespace, the namespaces beside it that the API key opens, and the store's counts."""
         with explorer.store() as store:
-            stats = explorer.service.memory.store.stats()
+            stats = explorer.service.reader.store.stats()
             names = store.namespaces()
         return Overview(
             backend=explorer.settings.backend,
@@ -287,7 +285,7 @@ def explorer_router(protected: Sequence[Any]) -> APIRouter:
     ) -> PassageOut:
         """A passage's text and the phrases it mentions."""
         with explorer.store() as store:
-            found = explorer.service.memory.store.get_passages([id]).get(id)
+            found = explorer.service.reader.store.get_passages([id]).get(id)
             around = store.neighbourhood("passage", id, limit)
         if found is None:
             raise HTTPException(404, f"no passage {id!r} in namespace {explorer.namespace!r}")
@@ -303,7 +301,7 @@ def explorer_router(protected: Sequence[Any]) -> APIRouter:
     ) -> PassagePage:
         """A page of stored passages by id (``after`` the last id of the previous page)."""
         with explorer.store():
-            page = explorer.service.memory.store.list_passages(after, limit + 1)
+            page = explorer.service.reader.store.list_passages(after, limit + 1)
         more = len(page) > limit
         return PassagePage(passages=page[:limit], next_after=page[limit - 1].id if more else None)
 
