@@ -118,14 +118,27 @@ def _pieces(
 
 
 def _packed_exactly(parts: Sequence[str], max_tokens: int, count_tokens: Callable[[str], int]) -> list[str]:
-    """Greedy packing of ``parts`` counting each candidate chunk whole (for tokenizers whose counts do
-    not add up over a space)."""
-    chunks: list[str] = []
+    """Greedy packing of ``parts`` counting each candidate whole, a part over the window cut on words
+    the same way first (for tokenizers whose counts do not add up over a space)."""
+    runs: list[str] = []
     for part in parts:
-        if chunks and count_tokens(chunks[-1] + " " + part) <= max_tokens:
-            chunks[-1] = chunks[-1] + " " + part
+        if count_tokens(part) <= max_tokens:
+            runs.append(part)
+            continue
+        words: list[str] = []
+        for word in part.split():
+            if words and count_tokens(" ".join([*words, word])) > max_tokens:
+                runs.append(" ".join(words))
+                words = []
+            words.append(word)
+        if words:
+            runs.append(" ".join(words))
+    chunks: list[str] = []
+    for run in runs:
+        if chunks and count_tokens(chunks[-1] + " " + run) <= max_tokens:
+            chunks[-1] = chunks[-1] + " " + run
         else:
-            chunks.append(part)
+            chunks.append(run)
     return chunks
 
 
@@ -147,7 +160,7 @@ def iter_chunks(
 
     def finished() -> Iterator[tuple[str, int | None]]:
         chunk = " ".join(parts)
-        if len(parts) == 1 or count_tokens(chunk) <= max_tokens:
+        if count_tokens(chunk) <= max_tokens or (len(parts) == 1 and len(chunk.split()) == 1):
             yield chunk, ended
             return
         exact = _packed_exactly(parts, max_tokens, count_tokens)
