@@ -177,6 +177,8 @@ class Progress:
         """Before indexing: how many passages, the chunks of long texts, and roughly how long."""
         with self._lock:
             self.plan_told = plan
+            if self._bar is not None:
+                _stderr("")  # below the bar drawn so far, not on its line
             stored = f" ({plan.stored:,} already stored, skipped)" if plan.stored else ""
             text = f"to index: {plan.passages:,} passages{stored}"
             biggest = sorted(plan.long_texts.items(), key=lambda kv: -kv[1][1])
