@@ -14,7 +14,8 @@ meets before and around that, in two runs of the real CLI in a subprocess, stder
 
     python benchmarks/bench_big_file.py --out /tmp/big --mb 50
 
-It prints one JSON object; the machine is shared, so it samples the 1-minute load average too.
+It prints a JSON object per phase as it ends; the machine is shared, so it samples the 1-minute load
+average too.
 """
 
 from __future__ import annotations
@@ -139,11 +140,11 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "command": " ".join(command[1:]),
     }
-    result["first_run"] = run_until(command, env, args.batches, args.timeout)
-    result["after_first_run"] = stored(base, env)
-    result["resumed_run"] = run_until(command, env, 1, args.timeout)
-    result["after_resumed_run"] = stored(base, env)
-    print(json.dumps(result, indent=2))
+    print(json.dumps(result), flush=True)  # a line per phase as it ends: a long run's figures come early
+    first = run_until(command, env, args.batches, args.timeout)
+    print(json.dumps({"first_run": first, "after_first_run": stored(base, env)}, indent=2), flush=True)
+    resumed = run_until(command, env, 1, args.timeout)
+    print(json.dumps({"resumed_run": resumed, "after_resumed_run": stored(base, env)}, indent=2), flush=True)
 
 
 if __name__ == "__main__":

@@ -44,8 +44,9 @@ from hipporag_neo4j.indexing.synonyms import finish_pending_synonyms
 from hipporag_neo4j.models import Extraction, IndexReport, Passage, PassageFailure, PassageInput
 from hipporag_neo4j.stores.base import FactRecord, GraphStore, PassageRecord, PhraseRecord
 
-#: (stage, done, total) -> None; stages: "read" (files, from index_files), "prepare" (passages checked and
-#: chunked), "index" (passages extracted, embedded and written, a batch at a time)
+#: (stage, done, total) -> None; stages: "read" (files, from index_files), "prepare" (characters of the
+#: inputs checked and chunked), "index" (passages extracted, embedded and written, a batch at a time: told
+#: from the thread that writes, as each batch is in the store)
 ProgressCallback = Callable[[str, int, int], None]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
@@ -641,15 +642,13 @@ class Indexer:
                         inflight = None
                         self.progress("index", done, len(todo))
                     else:
-                        future = pool.submit(self._store_batch, ready, report)
+                        future = pool.submit(self._store_batch, ready, report, (done, len(todo)))
                         inflight = _InFlight(future, ready, done, len(todo))
                 self._wait(inflight, report)
                 inflight = None
             finally:
                 if inflight is not None:  # an error or an interrupt here: let the write in flight end
                     futures.wait([inflight.future])
-                    if inflight.future.exception() is None:
-                        self.progress("index", inflight.done, inflight.total)
         return report
 
     def _tell_plan(self, todo: Sequence[Passage], report: IndexReport) -> None:
@@ -679,14 +678,13 @@ class Indexer:
         )
 
     def _wait(self, inflight: _InFlight | None, report: IndexReport) -> None:
-        """Wait for the batch in flight (its errors raised here), then report its progress."""
+        """Wait for the batch in flight (its errors raised here; it told its progress itself)."""
         if inflight is None or inflight.waited:
             return
         t = time.perf_counter()
         inflight.future.result()
         inflight.waited = True
         self._tick(report, "store_wait", t)
-        self.progress("index", inflight.done, inflight.total)
 
     def _plan_updates(self, prepared: Prepared, report: IndexReport) -> list[Passage]:
         """What to write: passages not stored with the same content. Old versions to remove go to
@@ -775,8 +773,10 @@ class Indexer:
         self._tick(report, "embedding", t)
         return _Ready(phrases, graph.records, len(new_fact_ids), set(new_ids), set(all_facts))
 
-    def _store_batch(self, ready: _Ready, report: IndexReport) -> None:
-        """Write one batch, then its synonym edges (in the worker thread)."""
+    def _store_batch(self, ready: _Ready, report: IndexReport, progress: tuple[int, int]) -> None:
+        """Write one batch, then its synonym edges (in the worker thread), then tell ``progress`` (done,
+        total) from this thread: the count is the store's as soon as the batch is in, not when the next
+        batch has been extracted."""
         t = time.perf_counter()
         result = self.store.write_passages(ready.phrase_records, ready.records)
         written = set(result.passages)
@@ -792,6 +792,7 @@ class Indexer:
 
         report.new_synonym_edges += self._finish_synonyms()
         self._tick(report, "synonyms", t)
+        self.progress("index", *progress)
 
     def _finish_synonyms(self) -> int:
         """Synonym edges of the phrases the store marks pending: this batch's, and any a crash left."""
