@@ -119,6 +119,66 @@ def stored(base: list[str], env: dict[str, str]) -> dict[str, int]:
     return {"passages": len(ids), "distinct": len(set(ids))}
 
 
+#: One chunking run in its own process: the text, then ``prepare_sources`` of this checkout or of the
+#: pipeline module at ``--ab-base`` (the code before issue 37), printing seconds and peak memory.
+AB_CHILD = """
+import importlib.util, json, resource, sys, time
+from hipporag_neo4j.embedding.encoder import create_embedder
+from hipporag_neo4j.models import IndexReport, PassageInput
+from hipporag_neo4j.settings import load_settings
+module, path = sys.argv[1], sys.argv[2]
+if module == "base":
+    spec = importlib.util.spec_from_file_location("base_pipeline", sys.argv[3])
+    pipeline = importlib.util.module_from_spec(spec)
+    sys.modules["base_pipeline"] = pipeline
+    spec.loader.exec_module(pipeline)
+else:
+    from hipporag_neo4j.indexing import pipeline
+text = open(path, encoding="utf-8").read()
+embedder = create_embedder(load_settings().embedding)
+embedder.token_count("warm up")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.perf_counter()
+report = IndexReport()
+pipeline.prepare_sources([PassageInput(id="big", text=text)], embedder, pipeline.IndexingOptions(), report)
+seconds = time.perf_counter() - started
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"seconds": round(seconds, 1), "chunks": len(report.chunked["big"]),
+                  "rss_before_mb": before // 1024, "peak_rss_mb": peak // 1024}))
+"""
+
+
+def ab_chunking(out: Path, mb: float, base: str, rounds: int) -> None:
+    """Chunking alone, the code at ``base`` against this checkout's, interleaved in fresh processes."""
+    text = out / f"ab{mb:g}.txt"
+    write_text(text, int(mb * 1e6))
+    old = out / "base_pipeline.py"
+    shown = subprocess.run(
+        ["git", "show", f"{base}:hipporag_neo4j/indexing/pipeline.py"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    old.write_text(shown.stdout, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    rows = []
+    for round_ in range(rounds):
+        for which in ("base", "this"):
+            load = os.getloadavg()[0]
+            run = subprocess.run(
+                [sys.executable, "-c", AB_CHILD, which, str(text), str(old)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            rows.append(
+                {"round": round_, "code": which, "load_1min": load, **json.loads(run.stdout.splitlines()[-1])}
+            )
+            print(json.dumps(rows[-1]), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="Folder for the text and the store.")
@@ -126,8 +186,15 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=1, help="Batches to write before SIGTERM.")
     parser.add_argument("--progress-every", type=float, default=15.0)
     parser.add_argument("--timeout", type=float, default=3600.0, help="SIGTERM after this many seconds.")
+    parser.add_argument(
+        "--ab-base", help="Instead: chunking alone, the code at this commit against this checkout's."
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="With --ab-base: interleaved rounds.")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.ab_base:
+        ab_chunking(args.out, args.mb, args.ab_base, args.rounds)
+        return
     text = args.out / "big.txt"
     if not text.exists() or abs(text.stat().st_size - args.mb * 1e6) > 1e5:
         write_text(text, int(args.mb * 1e6))
