@@ -63,6 +63,8 @@ def run_until(command: list[str], env: dict[str, str], batches: int, timeout: fl
     def sample() -> None:
         while not done.is_set():
             peak["hwm_kb"] = max(peak["hwm_kb"], _kb(child.pid, "VmHWM"))
+            if "plan_kb" not in peak and any("to index:" in x for _, x in lines):
+                peak["plan_kb"] = peak["hwm_kb"]  # the peak until the plan: chunking done, spaCy loaded
             if not loads or len(loads) * 30 < time.monotonic() - started:
                 loads.append(os.getloadavg()[0])
             done.wait(0.5)
@@ -96,6 +98,7 @@ def run_until(command: list[str], env: dict[str, str], batches: int, timeout: fl
         "seconds": round(time.monotonic() - started, 1),
         "sigterm_at": signalled,
         "peak_rss_mb": round(max(peak["hwm_kb"], after if after > before else 0) / 1024),
+        "peak_rss_mb_until_plan": round(peak["plan_kb"] / 1024) if "plan_kb" in peak else None,
         "plan_at": plan[0] if plan else None,
         "plan": plan[1] if plan else None,
         "estimate": estimate[1] if estimate else None,

@@ -1,7 +1,8 @@
 """Command line: a thin layer over :class:`hipporag_neo4j.HippoRAG`.
 
 Exit codes: 0 success; 1 error (bad settings, unreadable store, unreachable server...); 2 usage error;
-3 the command finished but some passages failed (each is listed with its reason).
+3 the command finished but some passages failed (each is listed with its reason); ``index`` stopped by
+Ctrl-C 130, by SIGTERM 143 (saying what was written).
 """
 
 from __future__ import annotations
