@@ -86,8 +86,10 @@ def run_until(command: list[str], env: dict[str, str], batches: int, timeout: fl
     if child.poll() is None:
         signalled = round(time.monotonic() - started, 1)
         child.send_signal(signal.SIGTERM)
-    out, _ = child.communicate(timeout=1800)
+    child.wait(timeout=1800)  # stderr is the reader thread's alone (communicate would take lines from it)
     reader.join(timeout=10)
+    assert child.stdout is not None
+    out = child.stdout.read()
     done.set()
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     plan = next(((t, x) for t, x in lines if "to index:" in x), None)
