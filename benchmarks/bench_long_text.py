@@ -28,14 +28,14 @@ DATA = ROOT.parent / "shared" / "data"
 SIZE = 10_000_000
 
 
-def write_text(path: Path) -> int:
+def write_text(path: Path, size_bytes: int = SIZE) -> int:
     passages = [p["text"].strip() for p in json.loads((DATA / "musique/musique_corpus1890.json").read_text())]
     hotpot = json.loads((DATA / "hotpotqa/hotpotqa_corpus994.json").read_text())
     items = hotpot.items() if isinstance(hotpot, dict) else ((p["title"], p["text"]) for p in hotpot)
     passages += [("".join(t) if isinstance(t, list) else t).strip() for _, t in items]
     out: list[str] = []
     size = 0
-    while size < SIZE:
+    while size < size_bytes:
         out.append(passages[len(out) % len(passages)])
         size += len(out[-1].encode()) + 2
     path.write_text("\n\n".join(out), encoding="utf-8")

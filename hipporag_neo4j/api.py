@@ -271,9 +271,10 @@ class HippoRAG:
         self, paths: Sequence[str | Path], *, progress: ProgressCallback | None = None
     ) -> IndexReport:
         """Index JSON, JSONL, .txt/.md files and directories of them (what the CLI's ``index`` does):
-        unreadable files and bad records are reported in ``failed``, other file types in ``unsupported``,
-        empty files in ``empty``."""
-        read = read_passages([Path(p) for p in paths], progress)
+        unreadable files, files over ``extraction.max_file_mb`` and bad records are reported in
+        ``failed``, other file types in ``unsupported``, empty files in ``empty``."""
+        limit = self.settings.extraction.max_file_mb
+        read = read_passages([Path(p) for p in paths], progress, None if limit is None else int(limit * 1e6))
         report = self.index(read.passages, progress=progress)
         report.failed[:0] = read.failures
         report.unsupported = read.unsupported

@@ -315,6 +315,13 @@ class ExtractionSettings(_Group):
         description="Off by default: a long document is chunked whatever its length (a 10 MB text is "
         "about 10,000 chunks of 256 tokens). Set it to reject a passage that would need more chunks.",
     )
+    max_file_mb: float | None = Field(
+        None,
+        gt=0,
+        description="Off by default. Set it to refuse files larger than this many megabytes (10^6 bytes): "
+        "each is reported failed, naming the file, its size and the limit, and the others are indexed "
+        "(a 50 MB text is about 45,000 chunks, hours of extraction offline).",
+    )
 
 
 class RetrievalSettings(_Group):

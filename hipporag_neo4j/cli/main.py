@@ -1,7 +1,8 @@
 """Command line: a thin layer over :class:`hipporag_neo4j.HippoRAG`.
 
 Exit codes: 0 success; 1 error (bad settings, unreadable store, unreachable server...); 2 usage error;
-3 the command finished but some passages failed (each is listed with its reason).
+3 the command finished but some passages failed (each is listed with its reason); ``index`` stopped by
+Ctrl-C 130, by SIGTERM 143 (saying what was written).
 """
 
 from __future__ import annotations
@@ -9,8 +10,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO, TypeVar, get_args
 
@@ -41,8 +45,35 @@ from hipporag_neo4j.models import (
 )
 
 T = TypeVar("T")
-#: Ctrl-C: 128 + SIGINT, as a shell reports it
+#: Ctrl-C: 128 + SIGINT, as a shell reports it; SIGTERM (systemd, docker stop, kill): 128 + SIGTERM
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[list[int]]:
+    """SIGTERM handled as Ctrl-C while the block runs: it raises KeyboardInterrupt in the main thread,
+    so a run stops the same clean way (the write in flight finishes, the rest is not started); the
+    list yielded holds the signal once it came. A second SIGTERM while stopping is ignored (SIGKILL
+    still ends the process). Outside the main thread nothing is installed."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if received:
+            return
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 MODES = list(RETRIEVAL_MODES)
 STRATEGIES = list(get_args(RetrievalStrategy))
 
@@ -261,17 +292,23 @@ def index_cmd(
     if not paths and openie is None:
         raise click.UsageError("give PATHS to index, or --openie FILE")
     progress = Progress.for_stderr(ctx.quiet, progress_every)
-    with exit_on_error():
+    with exit_on_error(), terminate_as_interrupt() as signals:
         memory = _memory(ctx, {"extraction": {"method": extractor}} if extractor else None)
         try:
             if openie is not None:
                 report = memory.index_openie(openie, progress=progress)
             if paths:
                 report = memory.index_files(list(paths), progress=progress)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             progress.finish()
-            click.secho(progress.interrupted(), fg="yellow", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+            how = "SIGTERM" if signals else "Ctrl-C"
+            message = progress.interrupted(exc, how)
+            log = logging.getLogger("hipporag_neo4j.progress")
+            if log.hasHandlers():  # a log is configured (--verbose): the message goes there, once
+                log.warning(message)
+            else:
+                click.secho(message, fg="yellow", err=True)
+            sys.exit(EXIT_TERMINATED if signals else EXIT_INTERRUPTED)
         finally:
             progress.finish()
             memory.close()

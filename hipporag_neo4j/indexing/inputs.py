@@ -128,10 +128,32 @@ def _fail(result: ReadResult, path: Path, exc: Exception) -> None:
     result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=reason))
 
 
-def read_file(path: Path, result: ReadResult) -> None:
+def _too_big(path: Path, max_bytes: int | None) -> str | None:
+    """Why ``path`` is refused for its size (None: it is not)."""
+    if max_bytes is None:
+        return None
+    size = path.stat().st_size
+    if size <= max_bytes:
+        return None
+    return (
+        f"file of {size / 1e6:,.1f} MB ({size:,} bytes), larger than extraction.max_file_mb = "
+        f"{max_bytes / 1e6:g} (HIPPORAG_EXTRACTION__MAX_FILE_MB): split it, or raise or unset the limit"
+    )
+
+
+def read_file(path: Path, result: ReadResult, max_bytes: int | None = None) -> None:
+    """Read one file's passages into ``result``; a file over ``max_bytes`` is reported failed, unread."""
     result.files += 1
     key = source_key(path)
     suffix = path.suffix.lower()
+    try:
+        refused = _too_big(path, max_bytes)
+    except OSError as exc:
+        _fail(result, path, exc)
+        return
+    if refused is not None:
+        result.failures.append(PassageFailure(passage_id=None, source=str(path), reason=refused))
+        return
     if suffix in READERS:
         try:
             if path.stat().st_size == 0:
@@ -220,16 +242,21 @@ def iter_files(path: Path, result: ReadResult) -> Iterator[Path]:
         raise InputError(f"{path}: no such file or directory")
 
 
-def read_passages(paths: list[Path], progress: Callable[[str, int, int], None] | None = None) -> ReadResult:
+def read_passages(
+    paths: list[Path],
+    progress: Callable[[str, int, int], None] | None = None,
+    max_bytes: int | None = None,
+) -> ReadResult:
     """Passages of every file under ``paths``; a path that does not exist stops it before anything is
-    read (a typo, not bad data). ``progress("read", files read, files)`` after each file."""
+    read (a typo, not bad data); a file larger than ``max_bytes`` is reported failed and not read.
+    ``progress("read", files read, files)`` after each file."""
     for path in paths:
         if not path.exists():
             raise InputError(f"{path}: no such file or directory")
     result = ReadResult()
     files = [file for path in paths for file in iter_files(path, result)]
     for number, file in enumerate(files, start=1):
-        read_file(file, result)
+        read_file(file, result, max_bytes)
         if progress is not None:
             progress("read", number, len(files))
     return result

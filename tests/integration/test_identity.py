@@ -200,7 +200,8 @@ def test_progress_announces_the_total_before_the_first_batch(tmp_path: Path) -> 
     seen: list[tuple[str, int, int]] = []
     memory.index([PassageInput(id="long", text=LONG)], progress=lambda *step: seen.append(step))
     total = len(memory.list_passages())
-    # the chunking stage first (one passage in), then indexing with its total before the first batch
-    assert seen[0] == ("prepare", 0, 1) and seen[1] == ("prepare", 1, 1)
+    # the chunking stage first (counting the text's characters), then indexing with its total before the
+    # first batch
+    assert seen[0] == ("prepare", 0, len(LONG)) and seen[1] == ("prepare", len(LONG), len(LONG))
     indexing = [step for step in seen if step[0] == "index"]
     assert indexing[0] == ("index", 0, total) and indexing[-1] == ("index", total, total)

@@ -1,7 +1,7 @@
 """Progress as a person follows it, through the CLI in its own process: timestamped lines naming the stage
 and its counts when stderr is not a terminal (a job under systemd, CI, nohup), nothing with --quiet, and
-Ctrl-C during ``index`` saying what was stored and that a re-run resumes (which it does, without
-duplicates). Real embedder, spaCy, embedded store on disk."""
+Ctrl-C or SIGTERM during ``index`` saying exactly what was stored and that a re-run resumes (which it does,
+without duplicates). Real embedder, spaCy, embedded store on disk."""
 
 from __future__ import annotations
 
@@ -47,7 +47,10 @@ def test_log_lines_when_not_a_terminal_and_quiet(tmp_path: Path) -> None:
     lines = [line for line in err.splitlines() if line.startswith("[")]
     stages = {re.sub(r"^\[\d\d:\d\d:\d\d\] ([a-z ]+):.*", r"\1", line) for line in lines}
     assert {"reading files", "chunking passages", "indexing passages"} <= stages, err
-    assert any(re.search(r"indexing passages: 300/300 \(100%\), \d+m\d\ds elapsed$", x) for x in lines), err
+    assert any(
+        re.search(r"indexing passages: 300/300 \(100%\), \d+m\d\ds elapsed, [\d.,]+ passages/", x)
+        for x in lines
+    )
     assert "\r" not in err  # no bar redrawn into a log
 
     quiet = start("--store", "q", "index", "notes", "--quiet", "--progress-every", "0", cwd=tmp_path)
@@ -55,7 +58,12 @@ def test_log_lines_when_not_a_terminal_and_quiet(tmp_path: Path) -> None:
     assert quiet.returncode == 0 and not [x for x in err.splitlines() if x.startswith("[")], err
 
 
-def test_ctrl_c_during_index_says_what_was_stored_and_a_rerun_resumes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code", "how"), [(signal.SIGINT, 130, "Ctrl-C"), (signal.SIGTERM, 143, "SIGTERM")]
+)
+def test_ctrl_c_or_sigterm_during_index_says_exactly_what_was_stored_and_a_rerun_resumes(
+    tmp_path: Path, signum: int, code: int, how: str
+) -> None:
     notes(tmp_path / "notes", 700)  # three batches of 256
     run = start("index", "notes", "--progress-every", "0", cwd=tmp_path)
     assert run.stderr is not None
@@ -68,18 +76,28 @@ def test_ctrl_c_during_index_says_what_was_stored_and_a_rerun_resumes(tmp_path: 
             break
     else:
         pytest.fail("no batch written in time: " + "".join(seen))
-    run.send_signal(signal.SIGINT)
+    run.send_signal(signum)
     out, rest = run.communicate(timeout=300)
     err = "".join(seen) + rest
-    assert run.returncode == 130, err
-    said = re.search(r"interrupted: (\d+) of 700 passages", err)
+    assert run.returncode == code, err
+    said = re.search(
+        rf"interrupted by {how}: written to the store before it stopped, in whole batches: (\d+) passages, "
+        r"(\d+) new phrases, (\d+) new facts",
+        err,
+    )
     assert said, err
-    assert "run the same command again to resume" in err and "Traceback" not in err
+    assert "Run the same command again to resume" in err and "Traceback" not in err
+    listed = start("--json", "list", cwd=tmp_path)
+    out, _ = listed.communicate(timeout=300)
+    assert len(json.loads(out)) == int(said[1])  # exactly what the message said, whole batches
+    stats = start("--json", "stats", cwd=tmp_path)
+    out, _ = stats.communicate(timeout=300)
+    counts = json.loads(out)
+    assert (counts["phrases"], counts["facts"]) == (int(said[2]), int(said[3]))
 
     again = start("--json", "index", "notes", cwd=tmp_path)
     out, err = again.communicate(timeout=900)
     assert again.returncode == 0, err
     report = json.loads(out)
-    stored_before = len(report["skipped"])
-    assert stored_before >= int(said[1])  # what the message said was stored is there
-    assert stored_before + len(report["indexed"]) == 700  # the rest indexed, nothing twice
+    assert len(report["skipped"]) == int(said[1])  # what the message said was stored is there
+    assert len(report["skipped"]) + len(report["indexed"]) == 700  # the rest indexed, nothing twice
