@@ -246,9 +246,6 @@ class GraphSnapshot:
     def dangling(self) -> npt.NDArray[np.bool_]:
         return np.asarray(self.strength == 0)
 
-    def passage_position(self, passage_id: str) -> int | None:
-        return self.passage_ids.find(passage_id)
-
     def phrase_reset(self, seeds: dict[str, float]) -> npt.NDArray[np.float64]:
         """The reset vector over the phrase graph (positive weights only; unknown ids are left out)."""
         reset = np.zeros(len(self.phrases.ids), dtype=np.float64)

@@ -32,6 +32,7 @@ Memory is that of the embedded store's snapshot: at 384-d about 1.5 KiB per phra
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import threading
@@ -255,16 +256,16 @@ class ClientCopy:
         and, with ``keep``, held from then on. A phrase gone meanwhile (deleted) is left out."""
         state = self._state()
         with self._load_lock:
-            if self._model != (state.model, state.dim):
-                self._phrase_vectors.clear()
-                self._fact_vectors.clear()
-                self._model = (state.model, state.dim)
-                self._view = None
+            self._use_model(state)
             found = {i: self._phrase_vectors[i] for i in ids if i in self._phrase_vectors}
         missing = [i for i in dict.fromkeys(ids) if i not in found]
         if missing:
-            read = self.runner.transaction(
-                functools.partial(self._read_vectors, ids=missing, dim=state.dim), write=False
+            self._count("phrase_vectors")
+            read: dict[str, Vector] = {}
+            query = "client_vectors_phrase"
+            self.runner.transaction(
+                functools.partial(self._read_vectors, query=query, ids=missing, held=read, dim=state.dim),
+                write=False,
             )
             found.update(read)
             if keep:
@@ -274,20 +275,14 @@ class ClientCopy:
                             self._phrase_vectors.setdefault(phrase_id, vector)
         return found
 
-    def _read_vectors(self, tx: CypherTransaction, ids: Sequence[str], dim: int) -> dict[str, Vector]:
-        self._count("phrase_vectors")
-        found: dict[str, Vector] = {}
-        for start in range(0, len(ids), VECTOR_BATCH):
-            rows = tx.run(
-                "client_vectors_phrase", namespace=self.namespace, ids=list(ids[start : start + VECTOR_BATCH])
-            )
-            for row in rows:
-                pairs = [
-                    (str(i), v) for i, v in zip(row["ids"], row["vectors"], strict=True) if v is not None
-                ]
-                matrix = _matrix([v for _, v in pairs], dim)
-                found.update((phrase_id, matrix[k]) for k, (phrase_id, _) in enumerate(pairs))
-        return found
+    def _use_model(self, state: State) -> None:
+        """Drop every vector and view held when the namespace's model is not the one they were read
+        under (call with the load lock held)."""
+        if self._model != (state.model, state.dim):
+            self._phrase_vectors.clear()
+            self._fact_vectors.clear()
+            self._model = (state.model, state.dim)
+            self._view = None
 
     def _part(self, name: str, reading: Reading | None = None) -> View:
         """The view of the current version (the query's, with ``reading``) with part ``name`` read."""
@@ -300,11 +295,7 @@ class ClientCopy:
         if view is not None and view.version == state.version and getattr(view, name) is not None:
             return view
         with self._load_lock:
-            if self._model != (state.model, state.dim):
-                self._phrase_vectors.clear()
-                self._fact_vectors.clear()
-                self._model = (state.model, state.dim)
-                self._view = None
+            self._use_model(state)
             for attempt in range(1, MAX_TORN_READS + 1):
                 read = functools.partial(
                     self._read, base=self._view if self._view is not None else View(-1), name=name
@@ -322,22 +313,8 @@ class ClientCopy:
 
     def _read(self, tx: CypherTransaction, base: View, name: str) -> tuple[View, bool]:
         before = self._state(tx)
-        view = (
-            View(
-                before.version,
-                base.phrases,
-                base.phrase_vectors,
-                base.passage_counts,
-                base.by_name,
-                base.passage_total,
-                base.graph,
-                base.dense,
-                base.facts,
-                base.rows,
-            )
-            if base.version == before.version
-            else View(before.version)
-        )
+        same = base.version == before.version
+        view = dataclasses.replace(base, lock=threading.Lock()) if same else View(before.version)
         if view.phrases is None:
             self._read_phrases(tx, view)
         if name == "phrase_vectors" and view.phrase_vectors is None:
@@ -362,9 +339,10 @@ class ClientCopy:
     def _count(self, part: str) -> None:
         self.reads[part] = self.reads.get(part, 0) + 1
 
-    def _missing_vectors(
+    def _read_vectors(
         self, tx: CypherTransaction, query: str, ids: Sequence[str], held: dict[str, Vector], dim: int
     ) -> None:
+        """Read the vectors of ``ids`` not in ``held`` into it (a node without one, or gone, is left out)."""
         missing = [i for i in ids if i not in held]
         for start in range(0, len(missing), VECTOR_BATCH):
             rows = tx.run(query, namespace=self.namespace, ids=missing[start : start + VECTOR_BATCH])
@@ -373,9 +351,16 @@ class ClientCopy:
                 matrix = _matrix([v for _, v in pairs], dim)
                 for k, (vector_id, _) in enumerate(pairs):
                     held[str(vector_id)] = matrix[k]
-        still = [i for i in missing if i not in held]
+
+    def _vectors(
+        self, tx: CypherTransaction, query: str, ids: list[str], held: dict[str, Vector], dim: int
+    ) -> Matrix:
+        """The vectors of ``ids`` in order, those not ``held`` read (and held); every one must exist."""
+        self._read_vectors(tx, query, ids, held, dim)
+        still = [i for i in ids if i not in held]
         if still:
             raise StoreError(f"{len(still)} nodes of namespace {self.namespace!r} have no embedding")
+        return np.stack([held[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
 
     def _read_phrases(self, tx: CypherTransaction, view: View) -> None:
         self._count("phrases")
@@ -392,10 +377,7 @@ class ClientCopy:
     def _read_phrase_vectors(self, tx: CypherTransaction, view: View, dim: int) -> None:
         assert view.phrases is not None
         ids = list(view.phrases.ids)
-        self._missing_vectors(tx, "client_vectors_phrase", ids, self._phrase_vectors, dim)
-        view.phrase_vectors = (
-            np.stack([self._phrase_vectors[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
-        )
+        view.phrase_vectors = self._vectors(tx, "client_vectors_phrase", ids, self._phrase_vectors, dim)
 
     def _read_dense(self, tx: CypherTransaction, view: View, dim: int) -> None:
         self._count("dense")
@@ -453,17 +435,12 @@ class ClientCopy:
         row = tx.run("client_facts", namespace=self.namespace)[0]
         order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
         ids = [str(row["ids"][i]) for i in order]
-        self._missing_vectors(tx, "client_vectors_fact", ids, self._fact_vectors, dim)
         view.facts = FactIndex(
             ids=ids,
             subject_ids=[str(row["subject_ids"][i]) for i in order],
             predicates=[str(row["predicates"][i]) for i in order],
             object_ids=[str(row["object_ids"][i]) for i in order],
-            vectors=(
-                np.stack([self._fact_vectors[i] for i in ids])
-                if ids
-                else np.zeros((0, dim), dtype=np.float32)
-            ),
+            vectors=self._vectors(tx, "client_vectors_fact", ids, self._fact_vectors, dim),
         )
 
     # --- brought forward by this process's own writes ---------------------------------------------------
