@@ -223,7 +223,8 @@ class ClientCopy:
         self._joined: dict[tuple[int, GraphJoin, bool], JoinedMatrix] = {}  # one graph version held
 
     # --- versions and parts ----------------------------------------------------------------------
-    def _state(self, tx: CypherTransaction | None = None) -> State:
+    def state(self, tx: CypherTransaction | None = None) -> State:
+        """The graph version and model, read now (in ``tx`` when given)."""
         rows = (
             tx.run("client_state", namespace=self.namespace)
             if tx is not None
@@ -233,10 +234,6 @@ class ClientCopy:
             raise StoreError(f"namespace {self.namespace!r} has no metadata node: open() the store first")
         row = rows[0]
         return State(int(row["graph_version"]), str(row["embedding_model"]), int(row["embedding_dim"]))
-
-    def state(self) -> State:
-        """The graph version and model, read now."""
-        return self._state()
 
     def reading(self) -> Reading:
         """One query's reads at the version the server holds on its first read (one round trip)."""
@@ -254,7 +251,7 @@ class ClientCopy:
         those held (written or read by this process under the namespace's current model: a phrase's
         vector changes only with the model) without a read; the others read (``client_vectors_phrase``)
         and, with ``keep``, held from then on. A phrase gone meanwhile (deleted) is left out."""
-        state = self._state()
+        state = self.state()
         with self._load_lock:
             self._use_model(state)
             found = {i: self._phrase_vectors[i] for i in ids if i in self._phrase_vectors}
@@ -284,12 +281,6 @@ class ClientCopy:
             self._model = (state.model, state.dim)
             self._view = None
 
-    def _part(self, name: str, reading: Reading | None = None) -> View:
-        """The view of the current version (the query's, with ``reading``) with part ``name`` read."""
-        if reading is not None:
-            return reading.part(name)
-        return self._load(name, self._state())
-
     def _load(self, name: str, state: State) -> View:
         view = self._view
         if view is not None and view.version == state.version and getattr(view, name) is not None:
@@ -312,7 +303,7 @@ class ClientCopy:
             )
 
     def _read(self, tx: CypherTransaction, base: View, name: str) -> tuple[View, bool]:
-        before = self._state(tx)
+        before = self.state(tx)
         same = base.version == before.version
         view = dataclasses.replace(base, lock=threading.Lock()) if same else View(before.version)
         if view.phrases is None:
@@ -333,7 +324,7 @@ class ClientCopy:
             view.passage_total = int(rows[0]["passages"]) if rows else 0
         elif name == "facts" and view.facts is None:
             self._read_facts(tx, view, before.dim)
-        after = self._state(tx)
+        after = self.state(tx)
         return view, after == before
 
     def _count(self, part: str) -> None:
@@ -587,14 +578,7 @@ class ClientCopy:
             [*zip(old.ids, old.subject_ids, old.predicates, old.object_ids, strict=True)]
             + [(f.id, f.subject_id, f.predicate, f.object_id) for f in added.values()]
         )
-        ids = [r[0] for r in rows]
-        return FactIndex(
-            ids=ids,
-            subject_ids=[r[1] for r in rows],
-            predicates=[r[2] for r in rows],
-            object_ids=[r[3] for r in rows],
-            vectors=np.stack([self._fact_vectors[i] for i in ids]),
-        )
+        return FactIndex.of(rows, np.stack([self._fact_vectors[r[0]] for r in rows]))
 
     # --- joined with your graph, and passage rows ------------------------------------------------------
     def joined(self, held: Held, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
@@ -636,7 +620,7 @@ class ClientCopy:
 
     def held_graph(self, reading: Reading | None = None) -> Held:
         """The graph of the current version (the query's), with the lock guarding its caches."""
-        view = self._part("graph", reading)
+        view = reading.part("graph") if reading is not None else self._load("graph", self.state())
         assert view.graph is not None
         return Held(view.graph, view.lock, view.version)
 
