@@ -244,11 +244,8 @@ class SnapshotCache:
         (:func:`snapshot_delta.carried_forward`: the cost of a write between two queries follows the
         rows written, plus whole-array numpy work on the matrices; no SQL over the store, nothing
         written to disk). None when a commit since was not append-only, when there is nothing to carry,
-        when no snapshot is persisted at all, or when carrying is off (``CARRY_COMMITS`` 0). Once
-        ``CARRY_COMMITS`` commits have passed since the newest persisted snapshot, the carried one is
-        served and the persisted one brought forward and written in a thread
-        (:meth:`_persist_in_background`), so a process that opens the store later has few rows to bring
-        forward and the query does not wait for the disk."""
+        when no snapshot is persisted at all, or when carrying is off (``CARRY_COMMITS`` 0). Past
+        ``CARRY_COMMITS``, the carried one is served and :meth:`_persist_in_background` starts."""
         served = self._served
         if served is None:
             return None

@@ -4,10 +4,8 @@ Writes are transactional (one transaction per batch), so a crash leaves the stor
 batch; writers take SQLite's write lock first (``BEGIN IMMEDIATE``) and check what is stored inside it, so
 two writers go one at a time and never write the same passage twice. Retrieval runs from an in-memory
 snapshot (numpy / scipy) that is loaded lazily, in one read transaction (WAL: a consistent state even while
-another process commits), and rebuilt when the graph version changes, also when another process wrote.
-A built snapshot is persisted under ``snapshot/`` stamped with the graph version and commit token it
-reflects (:mod:`snapshot_files`), and memory-mapped by the next process that opens the store at that
-version instead of rebuilt.
+another process commits), and rebuilt when the graph version changes, also when another process wrote;
+persisted and memory-mapped, or carried forward by appended rows (:mod:`snapshot_cache`).
 """
 
 from __future__ import annotations
