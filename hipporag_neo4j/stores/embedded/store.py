@@ -92,6 +92,13 @@ def _next_key(conn: sqlite3.Connection, table: str) -> int:
     return int(conn.execute(f"SELECT COALESCE(MAX(key), 0) + 1 FROM {table}").fetchone()[0])
 
 
+def _set_model(conn: sqlite3.Connection, embedding_model: str, embedding_dim: int) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
+    )
+
+
 def _key_of(keys: dict[str, int], phrase_id: str, what: str) -> int:
     found = keys.get(phrase_id)
     if found is None:
@@ -230,11 +237,8 @@ class EmbeddedStore:
         row = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
         return int(row[0]) if row else 0
 
-    def _read_meta(self) -> dict[str, str]:
-        return dict(self.connection().execute("SELECT key, value FROM meta").fetchall())
-
     def meta(self) -> StoreMeta | None:
-        values = self._read_meta()
+        values = dict(self.connection().execute("SELECT key, value FROM meta").fetchall())
         if "embedding_model" not in values:
             return None
         return StoreMeta(
@@ -248,14 +252,11 @@ class EmbeddedStore:
         existing = self.meta()
         if existing is None:
             with self._transaction() as conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                    [
-                        ("schema_version", str(SCHEMA_VERSION)),
-                        ("embedding_model", embedding_model),
-                        ("embedding_dim", str(embedding_dim)),
-                    ],
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
                 )
+                _set_model(conn, embedding_model, embedding_dim)
             existing = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
         check_meta(existing, f"store {self.path}", embedding_model, embedding_dim, SCHEMA_VERSION)
         self._meta = existing
@@ -285,9 +286,6 @@ class EmbeddedStore:
         """The snapshot of the current graph version, for one query's reads."""
         return self.cache.view()
 
-    def _graph_version(self) -> int:
-        return self._version_in(self.connection())
-
     def check_model(self, values: dict[str, str]) -> None:
         """Refuse to go on when the store was re-embedded since it was opened (or is being re-embedded):
         its vectors are no longer those of the model this process encodes with."""
@@ -302,12 +300,7 @@ class EmbeddedStore:
 
     # --- indexing ----------------------------------------------------------------------------
     def _existing(self, table: str, ids: Sequence[str]) -> set[str]:
-        conn = self.connection()
-        found: set[str] = set()
-        for chunk in chunks(list(dict.fromkeys(ids))):
-            sql = f"SELECT id FROM {table} WHERE id IN ({placeholders(len(chunk))})"
-            found.update(r[0] for r in conn.execute(sql, list(chunk)))
-        return found
+        return set(keys_of(self.connection(), table, ids))
 
     def existing_passages(self, ids: Sequence[str]) -> set[str]:
         return self._existing("passages", ids)
@@ -638,7 +631,7 @@ class EmbeddedStore:
             embedding_model=meta.embedding_model if meta else None,
             embedding_dim=meta.embedding_dim if meta else None,
             schema_version=meta.schema_version if meta else None,
-            extra={"graph_version": self._graph_version(), "synonyms_pending": pending, **reembed},
+            extra={"graph_version": self._version_in(conn), "synonyms_pending": pending, **reembed},
         )
 
     # --- maintenance ---------------------------------------------------------------------------
@@ -671,10 +664,7 @@ class EmbeddedStore:
 
     def set_embedding_model(self, embedding_model: str, embedding_dim: int) -> None:
         with self._transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
-            )
+            _set_model(conn, embedding_model, embedding_dim)
         self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
         self.cache.forget()
 
@@ -698,10 +688,7 @@ class EmbeddedStore:
     def finish_reembed(self, embedding_model: str, embedding_dim: int) -> None:
         with self.lock:
             with self._transaction() as conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                    [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
-                )
+                _set_model(conn, embedding_model, embedding_dim)
                 conn.execute("DELETE FROM synonyms")
                 conn.execute("INSERT OR IGNORE INTO synonyms_pending(phrase_key) SELECT key FROM phrases")
                 conn.execute("DELETE FROM meta WHERE key = 'reembed'")
