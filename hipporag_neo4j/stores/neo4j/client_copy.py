@@ -135,15 +135,6 @@ class View:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
-@dataclass(frozen=True)
-class Held:
-    """The graph of one version as the copy holds it, with the lock guarding its caches (PPR)."""
-
-    graph: GraphSnapshot
-    lock: threading.Lock
-    version: int
-
-
 class Reading:
     """One query's hold on the copy (:meth:`ClientCopy.reading`, made by ``Neo4jStore.view``): the graph
     version and model are read once, on its first use, and every read of the query is served from that
@@ -581,11 +572,13 @@ class ClientCopy:
         return FactIndex.of(rows, np.stack([self._fact_vectors[r[0]] for r in rows]))
 
     # --- joined with your graph, and passage rows ------------------------------------------------------
-    def joined(self, held: Held, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
-        """``held``'s graph joined with your nodes and relationships (read with ``local_joined_edges``,
-        once per graph version) by :func:`hipporag_neo4j.graph.joined.join_adjacency`, as the embedded
-        store joins."""
-        key = (held.version, join, with_passages)
+    def joined(
+        self, graph: GraphSnapshot, version: int, join: GraphJoin, with_passages: bool
+    ) -> JoinedMatrix:
+        """``graph`` (of ``version``) joined with your nodes and relationships (read with
+        ``local_joined_edges``, once per graph version) by ``graph.joined.join_adjacency``,
+        as the embedded store joins."""
+        key = (version, join, with_passages)
         with self._load_lock:
             cached = self._joined.get(key)
         if cached is not None:
@@ -593,16 +586,15 @@ class ClientCopy:
         rows = self.runner.read("local_joined_edges", namespace=self.namespace, types=list(join.rel_types))
         self._count("joined")
         edges = JoinEdges(
-            held.version,
+            version,
             [(str(r["phrase_id"]), str(r["source"]), float(r["score"])) for r in rows if r["phrase_id"]],
             [(str(r["source"]), str(r["target"])) for r in rows if not r["phrase_id"]],
         )
-        g = held.graph
-        base = g.passage_adjacency() if with_passages else g.adjacency
-        found = {p: g.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
+        base = graph.passage_adjacency() if with_passages else graph.adjacency
+        found = {p: graph.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
         joined = join_adjacency(base, {p: i for p, i in found.items() if i is not None}, edges)
         with self._load_lock:  # one version held
-            self._joined = {k: v for k, v in self._joined.items() if k[0] == held.version}
+            self._joined = {k: v for k, v in self._joined.items() if k[0] == version}
             self._joined[key] = joined
         return joined
 
@@ -617,12 +609,6 @@ class ClientCopy:
             )
             for r in rows
         }
-
-    def held_graph(self, reading: Reading | None = None) -> Held:
-        """The graph of the current version (the query's), with the lock guarding its caches."""
-        view = reading.part("graph") if reading is not None else self._load("graph", self.state())
-        assert view.graph is not None
-        return Held(view.graph, view.lock, view.version)
 
 
 class CopyParts:
@@ -644,8 +630,9 @@ class CopyParts:
         return PhraseIndex(index.ids, index.names, matrix), lambda ids: {i: counts.get(i, 0) for i in ids}
 
     def graph(self) -> tuple[GraphSnapshot, AbstractContextManager[Any]]:
-        held = self.copy.held_graph(self.reading)
-        return held.graph, held.lock
+        view = self.reading.part("graph")
+        assert view.graph is not None
+        return view.graph, view.lock  # the lock guards the graph's caches (PPR)
 
     def facts(self) -> tuple[FactIndex, PhraseIndex]:
         view = self.reading.part("facts")
@@ -663,7 +650,7 @@ class CopyParts:
     def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         view = self.reading.part("graph")
         assert view.graph is graph
-        return self.copy.joined(Held(graph, view.lock, view.version), join, with_passages)
+        return self.copy.joined(graph, view.version, join, with_passages)
 
     def phrases_by_name(self, names: Sequence[str]) -> dict[str, PhraseHit]:
         view = self.reading.part("phrases")
