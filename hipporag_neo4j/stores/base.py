@@ -450,9 +450,7 @@ class GraphStore(Protocol):
         and walk of retrieval goes through one."""
         ...
 
-    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
-        """Exact look-up of normalised phrase names (similarity 1.0)."""
-        ...
+    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]: ...  # as GraphView's
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]: ...
 

@@ -400,7 +400,7 @@ def _random_history(path: Path, rounds: int, seed: int) -> Any:
 
 
 def _rebuilt(store: EmbeddedStore) -> dict[str, np.ndarray]:
-    with store._read() as conn:
+    with store.read() as conn:
         phrases = snapshot.load_phrases(conn, store._dim)
         graph = snapshot.load_graph(conn, store._dim, phrases)
     arrays, extra = graph.arrays()
@@ -557,7 +557,7 @@ def test_the_fact_index_is_extended_by_appended_facts_and_equals_a_fresh_read(
     for store in _random_history(tmp_path / "store", rounds=4, seed=seed):
         queries = rng.standard_normal((3, 8)).astype(np.float32)
         served = [store.view().nearest_facts(q, 6) for q in queries]
-        with store._read() as conn:
+        with store.read() as conn:
             fresh = snapshot.load_facts(conn, store._dim)
         facts = store.cache.graph().facts
         assert facts is not None

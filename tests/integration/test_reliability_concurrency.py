@@ -65,7 +65,7 @@ def test_a_commit_between_the_reads_of_a_snapshot_load_is_not_seen(tmp_path: Pat
     reader, writer = opened(path), opened(path)
     # the writer adds a passage and a phrase after the reader read passages, before it reads mentions
     reader._conn = CommitBetweenReads(  # type: ignore[assignment]
-        reader._connect(), MENTION_KEYS.strip(), lambda: one_passage(writer, 1)
+        reader.connection(), MENTION_KEYS.strip(), lambda: one_passage(writer, 1)
     )
     scores = reader.view().dense_passage_scores(EMB.encode(["place 1"])[0], 100)
     assert len(scores) == 8  # the state when the load began: no KeyError, no half-new graph
@@ -90,7 +90,7 @@ def test_a_commit_between_the_snapshot_and_the_fact_index_is_not_seen(tmp_path: 
         writer.write_passages([subject, obj], [record])
 
     reader._conn = CommitBetweenReads(  # type: ignore[assignment]
-        reader._connect(),
+        reader.connection(),
         FACT_ROWS.strip(),
         a_fact_about_a_new_phrase,
     )
@@ -148,7 +148,7 @@ def test_a_reader_on_an_old_snapshot_while_passages_are_deleted(tmp_path: Path, 
 def test_a_reader_holding_an_old_snapshot_neither_blocks_writers_nor_sees_them(tmp_path: Path) -> None:
     path = indexed_store(tmp_path)
     reader, writer = opened(path), memory(path)
-    with reader._read():  # a long query: its read transaction stays open while the graph changes
+    with reader.read():  # a long query: its read transaction stays open while the graph changes
         before = reader.stats()
         writer.index(list(corpus(16))[8:])  # two batches' worth, committed while the reader holds on
         assert writer.delete([make_passage_id(next(iter(corpus(8))))]).passages  # and one is deleted

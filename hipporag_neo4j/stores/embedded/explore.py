@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 from hipporag_neo4j.common.sqlite import chunks, placeholders
-from hipporag_neo4j.errors import InputError, StoreError
+from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.stores.base import (
     Candidate,
     GraphEdge,
@@ -22,7 +21,7 @@ from hipporag_neo4j.stores.base import (
     Neighbourhood,
     bounded_neighbourhood,
 )
-from hipporag_neo4j.stores.embedded.enterprise import DB_FILE as ENTERPRISE_FILE
+from hipporag_neo4j.stores.embedded.enterprise import opened as _enterprise
 from hipporag_neo4j.stores.embedded.schema import PASSAGE_COUNT, keys_of
 
 
@@ -59,22 +58,6 @@ def search_nodes(conn: sqlite3.Connection, text: str, limit: int) -> list[GraphN
         (pattern, pattern, limit),
     ).fetchall()
     return [_phrase(r) for r in phrases] + [_passage(pid, title) for pid, title in passages]
-
-
-@contextmanager
-def _enterprise(store_path: Path) -> Iterator[sqlite3.Connection | None]:
-    path = store_path / ENTERPRISE_FILE
-    if not path.exists():
-        yield None
-        return
-    try:
-        conn = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"cannot read the enterprise graph at {path}: {exc}") from exc
-    try:
-        yield conn
-    finally:
-        conn.close()
 
 
 def _entity(node_id: str, properties: str, labels: str | None) -> GraphNode:

@@ -76,15 +76,8 @@ def load_facts(conn: sqlite3.Connection, dim: int) -> FactIndex:
         f"{FACT_ROWS} WHERE f.embedding IS NOT NULL ORDER BY f.key",
         dim,
     )
-    return FactIndex(
-        ids=[r[0] for r in rows],
-        subject_ids=[r[1] for r in rows],
-        predicates=[r[2] for r in rows],
-        object_ids=[r[3] for r in rows],
-        vectors=vectors,
-        last_key=int(conn.execute(_LAST_FACT_KEY).fetchone()[0]),
-        _buffer=buffer,  # spare rows: the first extension after a load copies nothing
-    )
+    last_key = int(conn.execute(_LAST_FACT_KEY).fetchone()[0])
+    return FactIndex.of(rows, vectors, last_key, buffer)  # spare rows: an extension copies nothing
 
 
 def extend_facts(facts: FactIndex, conn: sqlite3.Connection) -> FactIndex:

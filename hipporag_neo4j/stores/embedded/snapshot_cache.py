@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,7 +32,6 @@ from hipporag_neo4j.stores.embedded import snapshot, snapshot_delta, snapshot_fi
 from hipporag_neo4j.stores.embedded.enterprise import read_join_edges
 from hipporag_neo4j.stores.embedded.schema import PASSAGE_COUNT
 from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
-from hipporag_neo4j.stores.embedded.view import SnapshotParts
 from hipporag_neo4j.stores.memory import queries
 from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex
 from hipporag_neo4j.stores.memory.spare_rows import grown
@@ -57,9 +56,7 @@ class Store(Protocol):
     path: Path
     persist_snapshot: bool
     vector_search: VectorSearch
-
-    @property
-    def lock(self) -> threading.RLock: ...
+    lock: threading.RLock
 
     @property
     def opened_meta(self) -> StoreMeta | None: ...
@@ -111,41 +108,12 @@ class SnapshotCache:
         self.persister: threading.Thread | None = None
         self._persist_due = False
 
-    # --- the store's settings and transactions -----------------------------------------------------
     @property
-    def path(self) -> Path:
-        return self.store.path
-
-    @property
-    def persist_snapshot(self) -> bool:
-        return self.store.persist_snapshot
-
-    @property
-    def vector_search(self) -> VectorSearch:
-        return self.store.vector_search
-
-    @property
-    def _lock(self) -> threading.RLock:
-        return self.store.lock
-
-    @property
-    def _meta(self) -> StoreMeta | None:
-        return self.store.opened_meta
-
-    @property
-    def _dim(self) -> int:
-        if self._meta is None:
+    def _meta(self) -> StoreMeta:
+        meta = self.store.opened_meta
+        if meta is None:
             raise StoreError("store is not open: call open(embedding_model, embedding_dim) first")
-        return self._meta.embedding_dim
-
-    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self.store.read()
-
-    def _connect(self) -> sqlite3.Connection:
-        return self.store.connection()
-
-    def _check_model(self, values: dict[str, str]) -> None:
-        self.store.check_model(values)
+        return meta
 
     # --- what the store's writes tell it ---------------------------------------------------------------
     def forget(self, facts: bool = True) -> None:
@@ -190,15 +158,6 @@ class SnapshotCache:
         self._snapshot = None
 
     # --- reads --------------------------------------------------------------------------------------
-    def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
-        return self.store.phrases_by_name(names)  # exact names: SQLite's index
-
-    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
-        return self.store.get_passages(ids)
-
-    def passage_titles(self, ids: Sequence[str]) -> dict[str, str | None]:
-        return self.store.passage_titles(ids)
-
     def _sync_version(self, conn: sqlite3.Connection) -> dict[str, str]:
         """Drop in-memory state if someone (another process, or delete) changed the store; returns the
         meta rows read."""
@@ -208,24 +167,24 @@ class SnapshotCache:
             return values
         self._phrases = None
         self._snapshot = None
-        self._check_model(values)
+        self.store.check_model(values)
         self._loaded_version = version
         return values
 
     def phrase_index(self) -> PhraseIndex:
-        with self._read() as conn:
+        with self.store.read() as conn:
             values = self._sync_version(conn)
             if self._phrases is None and self._snapshot is None:
                 self._snapshot = self._mapped_snapshot(conn, values)
                 if self._snapshot is not None:
                     self._phrases = self._snapshot.phrases
             if self._phrases is None:
-                self._phrases = snapshot.load_phrases(conn, self._dim)
+                self._phrases = snapshot.load_phrases(conn, self._meta.embedding_dim)
             return self._phrases
 
     def graph(self) -> GraphSnapshot:
         """Phrases and graph read in one read transaction, so they describe the same graph version."""
-        with self._read() as conn:
+        with self.store.read() as conn:
             values = self._sync_version(conn)
             if self._snapshot is None:
                 self._snapshot = self._mapped_snapshot(conn, values)
@@ -235,8 +194,8 @@ class SnapshotCache:
                 self._snapshot = self._brought_forward(conn, values)
             if self._snapshot is None:
                 if self._phrases is None:
-                    self._phrases = snapshot.load_phrases(conn, self._dim)
-                graph = snapshot.load_graph(conn, self._dim, self._phrases)
+                    self._phrases = snapshot.load_phrases(conn, self._meta.embedding_dim)
+                graph = snapshot.load_graph(conn, self._meta.embedding_dim, self._phrases)
                 self.snapshot_builds += 1
                 self._snapshot = self._persisted(conn, values, graph)
             if self._served is None or self._served[3] is not self._snapshot:
@@ -258,7 +217,7 @@ class SnapshotCache:
         every snapshot write; one thread at a time."""
         if self.persister is not None and self.persister.is_alive():
             return
-        meta = self._meta
+        meta = self.store.opened_meta
         if meta is None:
             return
 
@@ -268,7 +227,7 @@ class SnapshotCache:
                 other.open(meta.embedding_model, meta.embedding_dim)
                 other.cache.graph()  # maps, brings forward and writes, or builds and writes
             except (StoreError, sqlite3.Error, OSError, RuntimeError) as exc:
-                log.warning("could not write the snapshot of %s: %s", self.path, exc)
+                log.warning("could not write the snapshot of %s: %s", self.store.path, exc)
             finally:
                 other.close()
 
@@ -285,17 +244,14 @@ class SnapshotCache:
         (:func:`snapshot_delta.carried_forward`: the cost of a write between two queries follows the
         rows written, plus whole-array numpy work on the matrices; no SQL over the store, nothing
         written to disk). None when a commit since was not append-only, when there is nothing to carry,
-        when no snapshot is persisted at all, or when carrying is off (``CARRY_COMMITS`` 0). Once
-        ``CARRY_COMMITS`` commits have passed since the newest persisted snapshot, the carried one is
-        served and the persisted one brought forward and written in a thread
-        (:meth:`_persist_in_background`), so a process that opens the store later has few rows to bring
-        forward and the query does not wait for the disk."""
+        when no snapshot is persisted at all, or when carrying is off (``CARRY_COMMITS`` 0). Past
+        ``CARRY_COMMITS``, the carried one is served and :meth:`_persist_in_background` starts."""
         served = self._served
         if served is None:
             return None
         version, token, rowids, base = served
-        if self.persist_snapshot:
-            newest = snapshot_files.newest_version(self.path)
+        if self.store.persist_snapshot:
+            newest = snapshot_files.newest_version(self.store.path)
             current = int(values.get("graph_version", 0))
             if newest is None or CARRY_COMMITS <= 0:
                 return None
@@ -311,7 +267,7 @@ class SnapshotCache:
             base.phrases.vectors[:n_base],
         )
         delta = snapshot_delta.carried_forward(
-            conn, dataclasses.replace(base, phrases=phrases), rowids, synonyms, self._dim
+            conn, dataclasses.replace(base, phrases=phrases), rowids, synonyms, self._meta.embedding_dim
         )
         graph = delta.graph
         n = len(graph.phrases.ids)
@@ -335,8 +291,6 @@ class SnapshotCache:
 
     def _stamp(self, values: dict[str, str]) -> snapshot_files.Stamp:
         meta = self._meta
-        if meta is None:
-            raise StoreError("store is not open: call open(embedding_model, embedding_dim) first")
         return snapshot_files.Stamp(
             int(values.get("graph_version", 0)),
             values.get("graph_token", ""),
@@ -347,9 +301,9 @@ class SnapshotCache:
     def _mapped_snapshot(self, conn: sqlite3.Connection, values: dict[str, str]) -> GraphSnapshot | None:
         """The persisted snapshot of exactly the state this read transaction sees, memory-mapped; None
         when there is none (or it does not match, or persistence is off)."""
-        if not self.persist_snapshot:
+        if not self.store.persist_snapshot:
             return None
-        found = snapshot_files.read(self.path, self._stamp(values))
+        found = snapshot_files.read(self.store.path, self._stamp(values))
         if found is None:
             return None
         arrays, manifest = found
@@ -359,7 +313,8 @@ class SnapshotCache:
         ).fetchone()
         if tuple(counts) != (manifest.get("n_phrases"), manifest.get("n_passages")):
             log.warning(
-                "ignoring the persisted snapshot of %s: its row counts differ from the database", self.path
+                "ignoring the persisted snapshot of %s: its row counts differ from the database",
+                self.store.path,
             )
             return None
         self.snapshot_maps += 1
@@ -369,11 +324,11 @@ class SnapshotCache:
         """The newest persisted snapshot brought forward by the rows committed since, written as this
         version's and mapped (:mod:`snapshot_delta`); None when there is none to bring forward (a
         commit since was not append-only, or the log does not reach back to it) or it cannot be written."""
-        if not self.persist_snapshot:
+        if not self.store.persist_snapshot:
             return None
         stamp = self._stamp(values)
         found = snapshot_files.newest_before(
-            self.path, stamp.graph_version, stamp.embedding_model, stamp.embedding_dim
+            self.store.path, stamp.graph_version, stamp.embedding_model, stamp.embedding_dim
         )
         if found is None:
             return None
@@ -382,11 +337,11 @@ class SnapshotCache:
         if synonyms is None:
             return None
         try:
-            update = snapshot_delta.brought_forward(conn, arrays, manifest, synonyms, self._dim)
+            update = snapshot_delta.brought_forward(conn, arrays, manifest, synonyms, stamp.embedding_dim)
             del arrays, found
-            snapshot_files.write(self.path, stamp, update.arrays, update.extra, update.appended)
+            snapshot_files.write(self.store.path, stamp, update.arrays, update.extra, update.appended)
         except OSError as exc:
-            log.warning("could not bring the snapshot of %s forward: %s", self.path, exc)
+            log.warning("could not bring the snapshot of %s forward: %s", self.store.path, exc)
             return None
         del update
         graph = self._mapped_snapshot(conn, values)
@@ -400,7 +355,7 @@ class SnapshotCache:
     ) -> GraphSnapshot:
         """Write a freshly built snapshot (best effort: a read-only or full disk only costs the next
         open a rebuild) and serve it from the mapped files, so its arrays leave this process's heap."""
-        if not self.persist_snapshot:
+        if not self.store.persist_snapshot:
             return graph
         stamp = self._stamp(values)
         try:
@@ -410,12 +365,12 @@ class SnapshotCache:
                 for name in ("phrase_vectors", "passage_vectors")
             }
             extra[snapshot_delta.ROWIDS] = snapshot_delta.read_rowids(conn)
-            snapshot_files.write(self.path, stamp, arrays, extra, appended)
+            snapshot_files.write(self.store.path, stamp, arrays, extra, appended)
         except OSError as exc:
-            log.warning("could not persist the snapshot of %s: %s", self.path, exc)
+            log.warning("could not persist the snapshot of %s: %s", self.store.path, exc)
             return graph
         del arrays, appended
-        found = snapshot_files.read(self.path, stamp)
+        found = snapshot_files.read(self.store.path, stamp)
         if found is None:
             return graph
         mapped = GraphSnapshot.from_arrays(*found)
@@ -425,12 +380,12 @@ class SnapshotCache:
     def candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
         """The IVF index's candidate rows for ``matrix`` when the vector search setting wants an index for
         its size (:meth:`_vector_index`, found or trained on first use), else None (an exact scan)."""
-        if not self.vector_search.indexed(len(matrix)) or self._meta is None:
+        if not self.store.vector_search.indexed(len(matrix)) or self.store.opened_meta is None:
             return None
 
         def candidates(m: Matrix, v: Vector, k: int) -> np.ndarray | None:
             ivf = self._vector_index(kind, m)
-            return None if ivf is None else ivf.search(m, v, k, self.vector_search.probes)
+            return None if ivf is None else ivf.search(m, v, k, self.store.vector_search.probes)
 
         return candidates
 
@@ -439,22 +394,23 @@ class SnapshotCache:
         vector search setting wants one for its size, else None. Kept per kind while the matrix is the same;
         otherwise the persisted one if it covers the matrix's rows, else trained (once per store: the
         rows a later write appends are the index's tail, scanned exactly until it is extended)."""
-        if not self.vector_search.indexed(len(matrix)) or self._meta is None:
+        opened = self.store.opened_meta
+        if not self.store.vector_search.indexed(len(matrix)) or opened is None:
             return None
         key = (self._loaded_version, matrix.__array_interface__["data"][0], matrix.shape)
-        with self._lock:
+        with self.store.lock:
             cached = self._indexes.get(kind)
             if cached is not None and cached[0] == key:
                 return cached[1]
             index = cached[1] if cached is not None and cached[1].covers(matrix) else None
             meta: dict[str, object] = {
                 "kind": kind,
-                "embedding_model": self._meta.embedding_model,
-                "embedding_dim": self._meta.embedding_dim,
+                "embedding_model": opened.embedding_model,
+                "embedding_dim": opened.embedding_dim,
             }
-            directory = self.path / INDEX_DIR / kind
+            directory = self.store.path / INDEX_DIR / kind
             changed = False
-            if index is None and self.persist_snapshot:
+            if index is None and self.store.persist_snapshot:
                 index = vector_index.load(directory, meta)
                 if index is not None and not index.covers(matrix):
                     index = None
@@ -466,11 +422,11 @@ class SnapshotCache:
             if tail > max(INDEX_TAIL_ROWS, index.n_indexed // 64):
                 index = index.extend(matrix)
                 changed = True
-            if changed and self.persist_snapshot:
+            if changed and self.store.persist_snapshot:
                 try:
                     vector_index.save(directory, index, meta)
                 except OSError as exc:  # best effort, as the snapshot: the next process trains again
-                    log.warning("could not persist the %s vector index of %s: %s", kind, self.path, exc)
+                    log.warning("could not persist the %s vector index of %s: %s", kind, self.store.path, exc)
             self._indexes[kind] = (key, index)
             return index
 
@@ -480,17 +436,12 @@ class SnapshotCache:
             found = {pid: snapshot.phrases.position(pid) for pid in phrase_ids}
             if all(i is not None for i in found.values()):
                 return {pid: int(snapshot.passage_counts[i]) for pid, i in found.items() if i is not None}
-        conn = self._connect()
+        conn = self.store.connection()
         counts: dict[str, int] = {}
         for chunk in chunks(sorted(phrase_ids)):
             sql = f"SELECT p.id, {PASSAGE_COUNT} FROM phrases p WHERE p.id IN ({placeholders(len(chunk))})"
             counts.update(conn.execute(sql, list(chunk)).fetchall())
         return counts
-
-    @property
-    def cache_lock(self) -> AbstractContextManager[Any]:
-        """The store's lock: it guards the snapshot's caches too."""
-        return self._lock
 
     def view(self) -> MemoryView:
         """The snapshot of the current graph version, for one query's reads."""
@@ -500,9 +451,9 @@ class SnapshotCache:
         """The snapshot's graph joined with ``enterprise.sqlite`` beside it; cached per relationship types
         while neither the graph version nor the enterprise graph's version changes."""
         key = (join.rel_types, with_passages)
-        with self._lock:
+        with self.store.lock:
             cached = graph.joined.get(key)
-        edges = read_join_edges(self.path, join.rel_types, cached.version if cached else None)
+        edges = read_join_edges(self.store.path, join.rel_types, cached.version if cached else None)
         if edges is None:
             assert cached is not None  # None means "unchanged since the cached version"
             return cached
@@ -511,14 +462,14 @@ class SnapshotCache:
         found = {p: graph.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
         positions = {p: i for p, i in found.items() if i is not None and i < n_phrases}
         joined = join_adjacency(base, positions, edges)
-        with self._lock:
+        with self.store.lock:
             graph.joined[key] = joined
         return joined
 
     def fact_index(self, graph: GraphSnapshot) -> FactIndex:
         """The fact vectors of ``graph``'s version: read on first use (in a read transaction of that
         version), then held by the snapshot."""
-        with self._lock, self._read() as conn:  # facts of the snapshot's graph version, not a later one
+        with self.store.lock, self.store.read() as conn:  # the snapshot's version, not a later one
             if graph.facts is None:
                 graph.facts = self._fact_index(conn)
             return graph.facts
@@ -532,7 +483,54 @@ class SnapshotCache:
         if previous is not None and snapshot_delta.append_only_since(conn, previous[0], previous[1], values):
             facts = snapshot.extend_facts(previous[2], conn)
         else:
-            facts = snapshot.load_facts(conn, self._dim)
+            facts = snapshot.load_facts(conn, self._meta.embedding_dim)
             self.fact_loads += 1
         self._facts = (int(values.get("graph_version", 0)), values.get("graph_token", ""), facts)
         return facts
+
+
+class SnapshotParts:
+    """The parts of one graph version for :class:`~..memory.view.MemoryView`: the snapshot ``graph`` of
+    graph ``version`` (the fact index read on first use) and the IVF indexes of large matrices, from
+    ``cache``; the passage rows and exact names read from SQLite."""
+
+    def __init__(self, cache: SnapshotCache, graph: GraphSnapshot, version: int) -> None:
+        self.cache = cache
+        self.store = cache.store
+        self.snapshot = graph
+        self.version = version
+
+    def _counts(self, phrase_ids: set[str]) -> Mapping[str, int]:
+        graph = self.snapshot
+        found = {pid: graph.phrases.position(pid) for pid in phrase_ids}
+        return {pid: int(graph.passage_counts[i]) for pid, i in found.items() if i is not None}
+
+    def phrases(self) -> tuple[PhraseIndex, Callable[[set[str]], Mapping[str, int]]]:
+        return self.snapshot.phrases, self._counts
+
+    def graph(self) -> tuple[GraphSnapshot, AbstractContextManager[Any]]:
+        return self.snapshot, self.store.lock  # the store's lock guards the snapshot's caches too
+
+    def facts(self) -> tuple[FactIndex, PhraseIndex]:
+        return self.cache.fact_index(self.snapshot), self.snapshot.phrases
+
+    def dense(self) -> tuple[StringTable, Matrix]:
+        return self.snapshot.passage_ids, self.snapshot.passage_vectors
+
+    def candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
+        return self.cache.candidates(kind, matrix)
+
+    def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
+        return self.cache.joined(graph, join, with_passages)
+
+    def phrases_by_name(self, names: Sequence[str]) -> dict[str, PhraseHit]:
+        return self.store.phrases_by_name(names)
+
+    def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
+        return self.store.get_passages(ids)
+
+    def passage_titles(self, ids: Sequence[str]) -> dict[str, str | None]:
+        return self.store.passage_titles(ids)
+
+    def passage_count(self) -> int:
+        return len(self.snapshot.passage_ids)

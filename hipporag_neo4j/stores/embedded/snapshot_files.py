@@ -23,6 +23,8 @@ bytes past the published rows, which the next append overwrites. A full rebuild 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -53,14 +55,6 @@ class Stamp:
     graph_token: str
     embedding_model: str
     embedding_dim: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "graph_version": self.graph_version,
-            "graph_token": self.graph_token,
-            "embedding_model": self.embedding_model,
-            "embedding_dim": self.embedding_dim,
-        }
 
 
 @dataclass(frozen=True)
@@ -104,12 +98,9 @@ def _fsync_dir(path: Path) -> None:
         fd = os.open(path, os.O_RDONLY)
     except OSError:  # pragma: no cover - platforms without directory handles
         return
-    try:
+    with contextlib.suppress(OSError):
         os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def version_dir(store_dir: Path, graph_version: int) -> Path:
@@ -138,7 +129,7 @@ def write(
                 handle.flush()
                 os.fsync(handle.fileno())
             files[name] = {"shape": list(array.shape), "dtype": np.dtype(array.dtype).str}
-        manifest = {"format": FORMAT, **stamp.as_dict(), "files": files, **extra}
+        manifest = {"format": FORMAT, **dataclasses.asdict(stamp), "files": files, **extra}
         with open(temp / MANIFEST, "w", encoding="utf-8") as handle:
             json.dump(manifest, handle)
             handle.flush()
@@ -224,7 +215,7 @@ def _remove_orphan_data(root: Path, kept: set[str], now: float) -> None:
         return
     named = set(kept)
     for entry in root.iterdir():
-        if entry.name not in (DATA_DIR,) and not entry.name.startswith(".tmp-"):
+        if entry.name != DATA_DIR and not entry.name.startswith(".tmp-"):
             named |= _data_files(entry)
     for entry in data.iterdir():
         try:
@@ -239,7 +230,7 @@ def read(store_dir: Path, stamp: Stamp) -> tuple[dict[str, npt.NDArray[Any]], di
     when there is none or it does not match in every field and file."""
     directory = version_dir(store_dir, stamp.graph_version)
     manifest = _manifest(directory)
-    if manifest is None or any(manifest.get(k) != v for k, v in stamp.as_dict().items()):
+    if manifest is None or any(manifest.get(k) != v for k, v in dataclasses.asdict(stamp).items()):
         return None
     return _load(directory, manifest)
 
@@ -249,25 +240,17 @@ def newest_before(
 ) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]] | None:
     """The newest complete snapshot of a version below ``graph_version`` for this model (its stamp is
     for the caller to check against the database's log), or None."""
-    root = store_dir / SNAPSHOT_DIR
-    try:
-        versions = sorted(
-            (int(e.name[1:]) for e in root.iterdir() if e.name[:1] == "v" and e.name[1:].isdigit()),
-            reverse=True,
-        )
-    except OSError:
-        return None
-    for version in versions:
+    for version in sorted(_versions(store_dir), reverse=True):
         if version >= graph_version:
             continue
         directory = version_dir(store_dir, version)
         manifest = _manifest(directory)
-        if (
-            manifest is None
-            or manifest.get("graph_version") != version
-            or manifest.get("embedding_model") != embedding_model
-            or manifest.get("embedding_dim") != embedding_dim
-        ):
+        wanted = {
+            "graph_version": version,
+            "embedding_model": embedding_model,
+            "embedding_dim": embedding_dim,
+        }
+        if manifest is None or any(manifest.get(k) != v for k, v in wanted.items()):
             continue
         found = _load(directory, manifest)
         if found is not None:
@@ -326,10 +309,14 @@ def _map_data(path: Path, dtype: np.dtype[Any], shape: tuple[int, ...]) -> npt.N
     return np.memmap(path, dtype=dtype, mode="r", shape=shape).view(np.ndarray)
 
 
+def _versions(store_dir: Path) -> list[int]:
+    """The versions with a directory under ``snapshot/`` (complete or not)."""
+    try:
+        return [int(e.name[1:]) for e in (store_dir / SNAPSHOT_DIR).iterdir() if e.name[1:].isdigit()]
+    except OSError:
+        return []
+
+
 def newest_version(store_dir: Path) -> int | None:
     """The highest version with a directory under ``snapshot/`` (complete or not), or None."""
-    try:
-        found = [int(e.name[1:]) for e in (store_dir / SNAPSHOT_DIR).iterdir() if e.name[1:].isdigit()]
-    except OSError:
-        return None
-    return max(found, default=None)
+    return max(_versions(store_dir), default=None)

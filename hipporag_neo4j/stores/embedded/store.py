@@ -4,10 +4,8 @@ Writes are transactional (one transaction per batch), so a crash leaves the stor
 batch; writers take SQLite's write lock first (``BEGIN IMMEDIATE``) and check what is stored inside it, so
 two writers go one at a time and never write the same passage twice. Retrieval runs from an in-memory
 snapshot (numpy / scipy) that is loaded lazily, in one read transaction (WAL: a consistent state even while
-another process commits), and rebuilt when the graph version changes, also when another process wrote.
-A built snapshot is persisted under ``snapshot/`` stamped with the graph version and commit token it
-reflects (:mod:`snapshot_files`), and memory-mapped by the next process that opens the store at that
-version instead of rebuilt.
+another process commits), and rebuilt when the graph version changes, also when another process wrote;
+persisted and memory-mapped, or carried forward by appended rows (:mod:`snapshot_cache`).
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,6 +92,13 @@ def _next_key(conn: sqlite3.Connection, table: str) -> int:
     return int(conn.execute(f"SELECT COALESCE(MAX(key), 0) + 1 FROM {table}").fetchone()[0])
 
 
+def _set_model(conn: sqlite3.Connection, embedding_model: str, embedding_dim: int) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
+    )
+
+
 def _key_of(keys: dict[str, int], phrase_id: str, what: str) -> int:
     found = keys.get(phrase_id)
     if found is None:
@@ -121,13 +126,13 @@ class EmbeddedStore:
         self.vector_search = vector_search or VectorSearch()
         self._conn: sqlite3.Connection | None = None
         self._meta: StoreMeta | None = None
-        self._lock = threading.RLock()
+        self.lock = threading.RLock()
         self._committed = (0, 0)  # graph version before and after this connection's last write
         #: the in-process engine's structures of the current graph version (snapshot_cache.py)
         self.cache = SnapshotCache(self)
 
     # --- lifecycle ---------------------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
+    def connection(self) -> sqlite3.Connection:
         if self._conn is None:
             try:
                 self.path.mkdir(parents=True, exist_ok=True)
@@ -162,8 +167,8 @@ class EmbeddedStore:
         """A write transaction: SQLite's write lock first, so what it reads inside is what it writes over.
         ``log_as`` is its ``snapshot_log`` row (default: 'full', a change no snapshot is brought over)."""
         entry = log_as or _Log()
-        conn = self._connect()
-        with self._lock:
+        conn = self.connection()
+        with self.lock:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 before = self._version_in(conn)
@@ -213,11 +218,11 @@ class EmbeddedStore:
                 self._committed = (before, before + 1)
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: every SELECT inside sees one committed state (the WAL snapshot taken at
         the first read), however many writers commit meanwhile."""
-        conn = self._connect()
-        with self._lock:
+        conn = self.connection()
+        with self.lock:
             if conn.in_transaction:
                 yield conn
                 return
@@ -232,11 +237,8 @@ class EmbeddedStore:
         row = conn.execute("SELECT value FROM meta WHERE key = 'graph_version'").fetchone()
         return int(row[0]) if row else 0
 
-    def _read_meta(self) -> dict[str, str]:
-        return dict(self._connect().execute("SELECT key, value FROM meta").fetchall())
-
     def meta(self) -> StoreMeta | None:
-        values = self._read_meta()
+        values = dict(self.connection().execute("SELECT key, value FROM meta").fetchall())
         if "embedding_model" not in values:
             return None
         return StoreMeta(
@@ -250,14 +252,11 @@ class EmbeddedStore:
         existing = self.meta()
         if existing is None:
             with self._transaction() as conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                    [
-                        ("schema_version", str(SCHEMA_VERSION)),
-                        ("embedding_model", embedding_model),
-                        ("embedding_dim", str(embedding_dim)),
-                    ],
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
                 )
+                _set_model(conn, embedding_model, embedding_dim)
             existing = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
         check_meta(existing, f"store {self.path}", embedding_model, embedding_dim, SCHEMA_VERSION)
         self._meta = existing
@@ -277,21 +276,8 @@ class EmbeddedStore:
 
     # --- what the snapshot cache asks of the store (snapshot_cache.Store) ------------------------
     @property
-    def lock(self) -> threading.RLock:
-        return self._lock
-
-    @property
     def opened_meta(self) -> StoreMeta | None:
         return self._meta
-
-    def read(self) -> AbstractContextManager[sqlite3.Connection]:
-        return self._read()
-
-    def connection(self) -> sqlite3.Connection:
-        return self._connect()
-
-    def check_model(self, values: dict[str, str]) -> None:
-        self._check_model(values)
 
     def another(self) -> EmbeddedStore:
         return EmbeddedStore(self.path, vector_search=self.vector_search)
@@ -300,10 +286,7 @@ class EmbeddedStore:
         """The snapshot of the current graph version, for one query's reads."""
         return self.cache.view()
 
-    def _graph_version(self) -> int:
-        return self._version_in(self._connect())
-
-    def _check_model(self, values: dict[str, str]) -> None:
+    def check_model(self, values: dict[str, str]) -> None:
         """Refuse to go on when the store was re-embedded since it was opened (or is being re-embedded):
         its vectors are no longer those of the model this process encodes with."""
         if "reembed" in values:
@@ -317,12 +300,7 @@ class EmbeddedStore:
 
     # --- indexing ----------------------------------------------------------------------------
     def _existing(self, table: str, ids: Sequence[str]) -> set[str]:
-        conn = self._connect()
-        found: set[str] = set()
-        for chunk in chunks(list(dict.fromkeys(ids))):
-            sql = f"SELECT id FROM {table} WHERE id IN ({placeholders(len(chunk))})"
-            found.update(r[0] for r in conn.execute(sql, list(chunk)))
-        return found
+        return set(keys_of(self.connection(), table, ids))
 
     def existing_passages(self, ids: Sequence[str]) -> set[str]:
         return self._existing("passages", ids)
@@ -336,9 +314,9 @@ class EmbeddedStore:
     def write_passages(
         self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
     ) -> WriteResult:
-        with self._lock:
+        with self.lock:
             with self._transaction(_Log(schema.LOG_APPEND)) as conn:
-                self._check_model(dict(conn.execute("SELECT key, value FROM meta").fetchall()))
+                self.check_model(dict(conn.execute("SELECT key, value FROM meta").fetchall()))
                 stored = self._existing("passages", [r.passage.id for r in passages])
                 new_passages = [r for r in passages if r.passage.id not in stored]
                 # integer keys in insertion order (the next rowids): the link tables grow at their right edge
@@ -421,7 +399,7 @@ class EmbeddedStore:
 
     def pending_synonym_phrases(self, limit: int) -> list[PhraseRecord]:
         rows = (
-            self._connect()
+            self.connection()
             .execute(
                 "SELECT p.id, p.name, p.embedding FROM synonyms_pending s "
                 "JOIN phrases p ON p.key = s.phrase_key ORDER BY s.phrase_key LIMIT ?",
@@ -436,7 +414,7 @@ class EmbeddedStore:
     ) -> list[list[PhraseHit]]:
         """Over the phrase index alone (the synonym step needs no graph); a query's linking goes through
         its view (:meth:`view`)."""
-        with self._lock:
+        with self.lock:
             index = self.cache.phrase_index()
             return queries.nearest_phrases(
                 index,
@@ -456,7 +434,7 @@ class EmbeddedStore:
                 rows[(e.source_id, e.target_id)] = e.score
         if not rows and not done:
             return 0
-        with self._lock:
+        with self.lock:
             entry = _Log(schema.LOG_SYNONYMS)
             with self._transaction(entry) as conn:
                 keys = keys_of(conn, "phrases", [i for pair in rows for i in pair] + list(done))
@@ -528,7 +506,7 @@ class EmbeddedStore:
                 conn.execute(f"DELETE FROM phrases WHERE key IN ({marks})", chunk)
             report.facts_removed = len(orphan_facts)
             report.phrases_removed = len(orphan_phrases)
-        with self._lock:
+        with self.lock:
             self.cache.forget(facts=False)
         return report
 
@@ -539,11 +517,11 @@ class EmbeddedStore:
         then unlinks the files while holding its write lock. A process that still has the store open
         keeps reading the removed files until it reopens; stop servers and indexers first."""
         self.cache.wait_for_snapshot_writer()
-        with self._lock:
+        with self.lock:
             if not (self.path / DB_FILE).exists():
                 self.close()
                 return DropReport()
-            conn = self._connect()
+            conn = self.connection()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 removed: StoreStats | None = self._stats(conn)
@@ -564,7 +542,7 @@ class EmbeddedStore:
 
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:
         wanted = list(dict.fromkeys(names))
-        conn = self._connect()
+        conn = self.connection()
         found: dict[str, PhraseHit] = {}
         for chunk in chunks(wanted):
             marks = placeholders(len(chunk))
@@ -575,7 +553,7 @@ class EmbeddedStore:
 
     def get_passages(self, ids: Sequence[str]) -> dict[str, Passage]:
         found: dict[str, Passage] = {}
-        conn = self._connect()
+        conn = self.connection()
         for chunk in chunks(list(dict.fromkeys(ids))):
             sql = f"SELECT id, title, text, metadata FROM passages WHERE id IN ({placeholders(len(chunk))})"
             for pid, title, text, metadata in conn.execute(sql, list(chunk)):
@@ -584,14 +562,14 @@ class EmbeddedStore:
 
     def passage_titles(self, ids: Sequence[str]) -> dict[str, str | None]:
         found: dict[str, str | None] = {}
-        conn = self._connect()
+        conn = self.connection()
         for chunk in chunks(list(dict.fromkeys(ids))):
             sql = f"SELECT id, title FROM passages WHERE id IN ({placeholders(len(chunk))})"
             found.update(conn.execute(sql, list(chunk)).fetchall())
         return found
 
     def list_passages(self, after: str, limit: int) -> list[PassageInfo]:
-        rows = self._connect().execute(
+        rows = self.connection().execute(
             "SELECT id, title, metadata, length(text) FROM passages WHERE id > ? ORDER BY id LIMIT ?",
             (after, limit),
         )
@@ -599,7 +577,7 @@ class EmbeddedStore:
 
     def passages_by_parent(self, parent_ids: Sequence[str]) -> dict[str, list[str]]:
         # chunk ids are "<parent>#<n>": a range scan of the primary key, then the recorded parent decides
-        conn = self._connect()
+        conn = self.connection()
         candidates = [
             (parent, pid, json.loads(meta))
             for parent in dict.fromkeys(parent_ids)
@@ -610,19 +588,19 @@ class EmbeddedStore:
         return chunks_of_parents(candidates)
 
     def passage_count(self) -> int:
-        return int(self._connect().execute("SELECT COUNT(*) FROM passages").fetchone()[0])
+        return int(self.connection().execute("SELECT COUNT(*) FROM passages").fetchone()[0])
 
     # --- graph explorer (GraphExplorer) ----------------------------------------------------------
     def search_nodes(self, text: str, limit: int) -> list[GraphNode]:
-        with self._read() as conn:
+        with self.read() as conn:
             return explore.search_nodes(conn, text, limit)
 
     def neighbourhood(self, kind: GraphNodeKind, node_id: str, limit: int) -> Neighbourhood:
-        with self._read() as conn:
+        with self.read() as conn:
             return explore.neighbourhood(conn, self.path, kind, node_id, limit)
 
     def edges_among(self, phrase_ids: Sequence[str], passage_ids: Sequence[str]) -> list[GraphEdge]:
-        with self._read() as conn:
+        with self.read() as conn:
             return explore.edges_among(conn, phrase_ids, passage_ids)
 
     def namespaces(self) -> list[str]:
@@ -630,7 +608,7 @@ class EmbeddedStore:
         return explore.namespaces(root)
 
     def stats(self) -> StoreStats:
-        with self._read() as conn:  # one read transaction: every count of the same graph version
+        with self.read() as conn:  # one read transaction: every count of the same graph version
             return self._stats(conn)
 
     def _stats(self, conn: sqlite3.Connection) -> StoreStats:
@@ -653,7 +631,7 @@ class EmbeddedStore:
             embedding_model=meta.embedding_model if meta else None,
             embedding_dim=meta.embedding_dim if meta else None,
             schema_version=meta.schema_version if meta else None,
-            extra={"graph_version": self._graph_version(), "synonyms_pending": pending, **reembed},
+            extra={"graph_version": self._version_in(conn), "synonyms_pending": pending, **reembed},
         )
 
     # --- maintenance ---------------------------------------------------------------------------
@@ -686,10 +664,7 @@ class EmbeddedStore:
 
     def set_embedding_model(self, embedding_model: str, embedding_dim: int) -> None:
         with self._transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
-            )
+            _set_model(conn, embedding_model, embedding_dim)
         self._meta = StoreMeta(SCHEMA_VERSION, embedding_model, embedding_dim)
         self.cache.forget()
 
@@ -698,7 +673,7 @@ class EmbeddedStore:
         return self._meta
 
     def reembed_state(self) -> ReembedState | None:
-        row = self._connect().execute("SELECT value FROM meta WHERE key = 'reembed'").fetchone()
+        row = self.connection().execute("SELECT value FROM meta WHERE key = 'reembed'").fetchone()
         return ReembedState.from_json(row[0]) if row else None
 
     def set_reembed_state(self, state: ReembedState | None) -> None:
@@ -711,12 +686,9 @@ class EmbeddedStore:
                 )
 
     def finish_reembed(self, embedding_model: str, embedding_dim: int) -> None:
-        with self._lock:
+        with self.lock:
             with self._transaction() as conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                    [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
-                )
+                _set_model(conn, embedding_model, embedding_dim)
                 conn.execute("DELETE FROM synonyms")
                 conn.execute("INSERT OR IGNORE INTO synonyms_pending(phrase_key) SELECT key FROM phrases")
                 conn.execute("DELETE FROM meta WHERE key = 'reembed'")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,6 +137,14 @@ class FactIndex:
     #: the vectors' buffer with spare rows past ``vectors`` (only the newest index of a lineage owns it)
     _buffer: Matrix | None = field(default=None, repr=False)
 
+    @classmethod
+    def of(
+        cls, rows: Sequence[Sequence[Any]], vectors: Matrix, last_key: int = 0, buffer: Matrix | None = None
+    ) -> FactIndex:
+        """The index of (id, subject id, predicate, object id, ...) ``rows`` and their ``vectors``."""
+        ids, subjects, predicates, objects = ([r[c] for r in rows] for c in range(4))
+        return cls(ids, subjects, predicates, objects, vectors, last_key, buffer)
+
 
 def canonical_adjacency(
     sources: npt.NDArray[np.int64],
@@ -235,19 +243,14 @@ class GraphSnapshot:
     facts: FactIndex | None = None  # loaded on first fact search
     joined: dict[tuple[tuple[str, ...], bool], JoinedMatrix] = field(default_factory=dict, repr=False)
     ppr_cache: OrderedDict[bytes, npt.NDArray[np.float64]] = field(default_factory=OrderedDict, repr=False)
-    # exact PPR on the phrase graph, per damping (None: not worth it); see GraphSnapshot._factorised
-    factorised: dict[float, FactorisedPpr | None] = field(default_factory=dict, repr=False)
-    phrase_ppr_queries: int = 0
-    # the same for HippoRAG 2's phrase + passage graph (see GraphSnapshot.passage_walk_ppr)
-    walk_factorised: dict[float, FactorisedPpr | None] = field(default_factory=dict, repr=False)
-    walk_ppr_queries: int = 0
+    # exact PPR per (graph, damping) (None: not worth it) and queries per graph ("phrases", or "walk":
+    # HippoRAG 2's phrase + passage graph); see GraphSnapshot._factorised
+    factorised: dict[tuple[str, float], FactorisedPpr | None] = field(default_factory=dict, repr=False)
+    ppr_queries: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
     def dangling(self) -> npt.NDArray[np.bool_]:
         return np.asarray(self.strength == 0)
-
-    def passage_position(self, passage_id: str) -> int | None:
-        return self.passage_ids.find(passage_id)
 
     def phrase_reset(self, seeds: dict[str, float]) -> npt.NDArray[np.float64]:
         """The reset vector over the phrase graph (positive weights only; unknown ids are left out)."""
@@ -277,48 +280,33 @@ class GraphSnapshot:
             self.transition, self.strength, reset, walk.damping, walk.tolerance, walk.max_iterations
         )
 
-    def _factorised(self, lock: AbstractContextManager[Any], damping: float) -> FactorisedPpr | None:
-        """The factorised solver for ``damping``, made on the query after ``FACTORISE_AFTER_QUERIES`` of
-        this version (MuSiQue: it costs about 30 push queries, then each query is ~8x cheaper, so a store
+    def _factorised(
+        self, lock: AbstractContextManager[Any], damping: float, walk: bool = False
+    ) -> FactorisedPpr | None:
+        """The factorised solver for ``damping`` on the phrase graph (with ``walk``: on the phrase +
+        passage graph of HippoRAG 2's walk, where every passage is seeded on stores up to
+        ``passage_seed_top_n`` passages, so push starts from the whole graph: on MuSiQue the solve is
+        several times cheaper than push), made on the query after ``FACTORISE_AFTER_QUERIES`` of this
+        version (MuSiQue: it costs about 30 push queries, then each query is ~8x cheaper, so a store
         written between single queries never pays for it); None where push stays cheaper."""
-        n_phrases = self.adjacency.shape[0]
+        key = ("walk" if walk else "phrases", damping)
         with lock:
-            if damping in self.factorised:
-                return self.factorised[damping]
-            self.phrase_ppr_queries += 1
+            if key in self.factorised:
+                return self.factorised[key]
+            self.ppr_queries[key[0]] = queries = self.ppr_queries.get(key[0], 0) + 1
+            n_nodes = self.adjacency.shape[0] + (len(self.passage_ids) if walk else 0)
             if (
-                self.phrase_ppr_queries <= FACTORISE_AFTER_QUERIES
-                or n_phrases > FACTORISE_MAX_PHRASES
-                or not 0.0 < damping < 1.0
-            ):
-                return None
-        solver = FactorisedPpr(self.adjacency, damping)
-        # factors much denser than the graph: push stays cheaper
-        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(self.adjacency.nnz, 1) else None
-        with lock:
-            self.factorised[damping] = kept
-        return kept
-
-    def _walk_factorised(self, lock: AbstractContextManager[Any], damping: float) -> FactorisedPpr | None:
-        """As :meth:`_factorised`, for the phrase + passage graph of HippoRAG 2's walk (every passage is
-        seeded on stores up to ``passage_seed_top_n`` passages, so push starts from the whole graph: on
-        MuSiQue the solve is several times cheaper than push)."""
-        with lock:
-            if damping in self.walk_factorised:
-                return self.walk_factorised[damping]
-            self.walk_ppr_queries += 1
-            n_nodes = self.adjacency.shape[0] + len(self.passage_ids)
-            if (
-                self.walk_ppr_queries <= FACTORISE_AFTER_QUERIES
+                queries <= FACTORISE_AFTER_QUERIES
                 or n_nodes > FACTORISE_MAX_PHRASES
                 or not 0.0 < damping < 1.0
             ):
                 return None
-        joint = self.passage_adjacency()
-        solver = FactorisedPpr(joint, damping)
-        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(joint.nnz, 1) else None
+        graph = self.passage_adjacency() if walk else self.adjacency
+        solver = FactorisedPpr(graph, damping)
+        # factors much denser than the graph: push stays cheaper
+        kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(graph.nnz, 1) else None
         with lock:
-            self.walk_factorised[damping] = kept
+            self.factorised[key] = kept
         return kept
 
     def passage_walk_ppr(
@@ -337,7 +325,7 @@ class GraphSnapshot:
             if cached is not None:
                 self.ppr_cache.move_to_end(digest)
                 return cached
-        solver = self._walk_factorised(lock, walk.damping)
+        solver = self._factorised(lock, walk.damping, walk=True)
         if solver is not None:
             ppr = solver.scores(reset)
         else:

@@ -10,7 +10,6 @@ a pair scores the same from either side and in any batch.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ import numpy.typing as npt
 from hipporag_neo4j.graph.joined import JoinedMatrix
 from hipporag_neo4j.graph.ppr import forward_push
 from hipporag_neo4j.stores.base import FactHit, Matrix, PhraseHit, Vector, WalkParams
-from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex
+from hipporag_neo4j.stores.memory.graph import FactIndex, PhraseIndex
 from hipporag_neo4j.stores.memory.knn import exact_scores, nearest_rows, top_positions
 from hipporag_neo4j.stores.memory.scores import PassageScores
 from hipporag_neo4j.stores.memory.strings import StringTable
@@ -152,50 +151,3 @@ def joined_ppr(joined: JoinedMatrix, reset: npt.NDArray[np.float64], walk: WalkP
         joined.transition, joined.strength, full, walk.damping, walk.tolerance, walk.max_iterations
     )
     return scores[: len(reset)]
-
-
-def personalized_pagerank(
-    graph: GraphSnapshot, lock: AbstractContextManager[Any], seeds: dict[str, float], walk: WalkParams
-) -> dict[str, float]:
-    """Phrase id -> PPR score over the phrase graph (non-zero scores only)."""
-    scores = graph.phrase_ppr(lock, seeds, walk)
-    found = np.flatnonzero(scores)
-    return dict(zip(graph.phrases.ids.take(found), scores[found].tolist(), strict=True))
-
-
-def graph_passage_scores(
-    graph: GraphSnapshot,
-    lock: AbstractContextManager[Any],
-    seeds: dict[str, float],
-    walk: WalkParams,
-    limit: int,
-    explain_phrases: int,
-    joined: JoinedMatrix | None = None,
-) -> PassageScores:
-    """HippoRAG's passage score: occurrences x phrase PPR (over ``joined`` when given)."""
-    if joined is None:
-        ppr = graph.phrase_ppr(lock, seeds, walk)
-    else:
-        ppr = joined_ppr(joined, graph.phrase_reset(seeds), walk)
-    return graph.rank_by_mentions(ppr, limit, explain_phrases)
-
-
-def passage_node_scores(
-    graph: GraphSnapshot,
-    lock: AbstractContextManager[Any],
-    phrase_seeds: dict[str, float],
-    passage_seeds: Mapping[str, float],
-    walk: WalkParams,
-    limit: int,
-    explain_phrases: int,
-    joined: JoinedMatrix | None = None,
-) -> PassageScores | list[Any]:
-    """HippoRAG 2's walk over phrases and passage nodes (over ``joined`` when given): passages by their
-    own PPR score."""
-    if limit <= 0:
-        return []
-    reset = graph.passage_walk_reset(phrase_seeds, passage_seeds)
-    if reset.sum() <= 0:
-        return []
-    ppr = graph.passage_walk_ppr(lock, reset, walk) if joined is None else joined_ppr(joined, reset, walk)
-    return graph.rank_passage_nodes(ppr, limit, explain_phrases)

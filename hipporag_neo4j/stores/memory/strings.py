@@ -188,8 +188,3 @@ class StringTable(Sequence[str]):
             merged = StringTable.of(list(self), searchable=self.order is not None)
             return merged.data, merged.offsets, merged.order
         return self.data, self.offsets, self.order
-
-    @property
-    def nbytes(self) -> int:
-        base = self.data.nbytes + self.offsets.nbytes + (0 if self.order is None else self.order.nbytes)
-        return base + sum(len(s) + 49 for s in self._tail)

@@ -32,6 +32,7 @@ Memory is that of the embedded store's snapshot: at 384-d about 1.5 KiB per phra
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import threading
@@ -134,15 +135,6 @@ class View:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
-@dataclass(frozen=True)
-class Held:
-    """The graph of one version as the copy holds it, with the lock guarding its caches (PPR)."""
-
-    graph: GraphSnapshot
-    lock: threading.Lock
-    version: int
-
-
 class Reading:
     """One query's hold on the copy (:meth:`ClientCopy.reading`, made by ``Neo4jStore.view``): the graph
     version and model are read once, on its first use, and every read of the query is served from that
@@ -222,7 +214,8 @@ class ClientCopy:
         self._joined: dict[tuple[int, GraphJoin, bool], JoinedMatrix] = {}  # one graph version held
 
     # --- versions and parts ----------------------------------------------------------------------
-    def _state(self, tx: CypherTransaction | None = None) -> State:
+    def state(self, tx: CypherTransaction | None = None) -> State:
+        """The graph version and model, read now (in ``tx`` when given)."""
         rows = (
             tx.run("client_state", namespace=self.namespace)
             if tx is not None
@@ -232,10 +225,6 @@ class ClientCopy:
             raise StoreError(f"namespace {self.namespace!r} has no metadata node: open() the store first")
         row = rows[0]
         return State(int(row["graph_version"]), str(row["embedding_model"]), int(row["embedding_dim"]))
-
-    def state(self) -> State:
-        """The graph version and model, read now."""
-        return self._state()
 
     def reading(self) -> Reading:
         """One query's reads at the version the server holds on its first read (one round trip)."""
@@ -253,18 +242,18 @@ class ClientCopy:
         those held (written or read by this process under the namespace's current model: a phrase's
         vector changes only with the model) without a read; the others read (``client_vectors_phrase``)
         and, with ``keep``, held from then on. A phrase gone meanwhile (deleted) is left out."""
-        state = self._state()
+        state = self.state()
         with self._load_lock:
-            if self._model != (state.model, state.dim):
-                self._phrase_vectors.clear()
-                self._fact_vectors.clear()
-                self._model = (state.model, state.dim)
-                self._view = None
+            self._use_model(state)
             found = {i: self._phrase_vectors[i] for i in ids if i in self._phrase_vectors}
         missing = [i for i in dict.fromkeys(ids) if i not in found]
         if missing:
-            read = self.runner.transaction(
-                functools.partial(self._read_vectors, ids=missing, dim=state.dim), write=False
+            self._count("phrase_vectors")
+            read: dict[str, Vector] = {}
+            query = "client_vectors_phrase"
+            self.runner.transaction(
+                functools.partial(self._read_vectors, query=query, ids=missing, held=read, dim=state.dim),
+                write=False,
             )
             found.update(read)
             if keep:
@@ -274,37 +263,21 @@ class ClientCopy:
                             self._phrase_vectors.setdefault(phrase_id, vector)
         return found
 
-    def _read_vectors(self, tx: CypherTransaction, ids: Sequence[str], dim: int) -> dict[str, Vector]:
-        self._count("phrase_vectors")
-        found: dict[str, Vector] = {}
-        for start in range(0, len(ids), VECTOR_BATCH):
-            rows = tx.run(
-                "client_vectors_phrase", namespace=self.namespace, ids=list(ids[start : start + VECTOR_BATCH])
-            )
-            for row in rows:
-                pairs = [
-                    (str(i), v) for i, v in zip(row["ids"], row["vectors"], strict=True) if v is not None
-                ]
-                matrix = _matrix([v for _, v in pairs], dim)
-                found.update((phrase_id, matrix[k]) for k, (phrase_id, _) in enumerate(pairs))
-        return found
-
-    def _part(self, name: str, reading: Reading | None = None) -> View:
-        """The view of the current version (the query's, with ``reading``) with part ``name`` read."""
-        if reading is not None:
-            return reading.part(name)
-        return self._load(name, self._state())
+    def _use_model(self, state: State) -> None:
+        """Drop every vector and view held when the namespace's model is not the one they were read
+        under (call with the load lock held)."""
+        if self._model != (state.model, state.dim):
+            self._phrase_vectors.clear()
+            self._fact_vectors.clear()
+            self._model = (state.model, state.dim)
+            self._view = None
 
     def _load(self, name: str, state: State) -> View:
         view = self._view
         if view is not None and view.version == state.version and getattr(view, name) is not None:
             return view
         with self._load_lock:
-            if self._model != (state.model, state.dim):
-                self._phrase_vectors.clear()
-                self._fact_vectors.clear()
-                self._model = (state.model, state.dim)
-                self._view = None
+            self._use_model(state)
             for attempt in range(1, MAX_TORN_READS + 1):
                 read = functools.partial(
                     self._read, base=self._view if self._view is not None else View(-1), name=name
@@ -321,23 +294,9 @@ class ClientCopy:
             )
 
     def _read(self, tx: CypherTransaction, base: View, name: str) -> tuple[View, bool]:
-        before = self._state(tx)
-        view = (
-            View(
-                before.version,
-                base.phrases,
-                base.phrase_vectors,
-                base.passage_counts,
-                base.by_name,
-                base.passage_total,
-                base.graph,
-                base.dense,
-                base.facts,
-                base.rows,
-            )
-            if base.version == before.version
-            else View(before.version)
-        )
+        before = self.state(tx)
+        same = base.version == before.version
+        view = dataclasses.replace(base, lock=threading.Lock()) if same else View(before.version)
         if view.phrases is None:
             self._read_phrases(tx, view)
         if name == "phrase_vectors" and view.phrase_vectors is None:
@@ -356,15 +315,16 @@ class ClientCopy:
             view.passage_total = int(rows[0]["passages"]) if rows else 0
         elif name == "facts" and view.facts is None:
             self._read_facts(tx, view, before.dim)
-        after = self._state(tx)
+        after = self.state(tx)
         return view, after == before
 
     def _count(self, part: str) -> None:
         self.reads[part] = self.reads.get(part, 0) + 1
 
-    def _missing_vectors(
+    def _read_vectors(
         self, tx: CypherTransaction, query: str, ids: Sequence[str], held: dict[str, Vector], dim: int
     ) -> None:
+        """Read the vectors of ``ids`` not in ``held`` into it (a node without one, or gone, is left out)."""
         missing = [i for i in ids if i not in held]
         for start in range(0, len(missing), VECTOR_BATCH):
             rows = tx.run(query, namespace=self.namespace, ids=missing[start : start + VECTOR_BATCH])
@@ -373,9 +333,16 @@ class ClientCopy:
                 matrix = _matrix([v for _, v in pairs], dim)
                 for k, (vector_id, _) in enumerate(pairs):
                     held[str(vector_id)] = matrix[k]
-        still = [i for i in missing if i not in held]
+
+    def _vectors(
+        self, tx: CypherTransaction, query: str, ids: list[str], held: dict[str, Vector], dim: int
+    ) -> Matrix:
+        """The vectors of ``ids`` in order, those not ``held`` read (and held); every one must exist."""
+        self._read_vectors(tx, query, ids, held, dim)
+        still = [i for i in ids if i not in held]
         if still:
             raise StoreError(f"{len(still)} nodes of namespace {self.namespace!r} have no embedding")
+        return np.stack([held[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
 
     def _read_phrases(self, tx: CypherTransaction, view: View) -> None:
         self._count("phrases")
@@ -392,10 +359,7 @@ class ClientCopy:
     def _read_phrase_vectors(self, tx: CypherTransaction, view: View, dim: int) -> None:
         assert view.phrases is not None
         ids = list(view.phrases.ids)
-        self._missing_vectors(tx, "client_vectors_phrase", ids, self._phrase_vectors, dim)
-        view.phrase_vectors = (
-            np.stack([self._phrase_vectors[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
-        )
+        view.phrase_vectors = self._vectors(tx, "client_vectors_phrase", ids, self._phrase_vectors, dim)
 
     def _read_dense(self, tx: CypherTransaction, view: View, dim: int) -> None:
         self._count("dense")
@@ -453,17 +417,12 @@ class ClientCopy:
         row = tx.run("client_facts", namespace=self.namespace)[0]
         order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
         ids = [str(row["ids"][i]) for i in order]
-        self._missing_vectors(tx, "client_vectors_fact", ids, self._fact_vectors, dim)
         view.facts = FactIndex(
             ids=ids,
             subject_ids=[str(row["subject_ids"][i]) for i in order],
             predicates=[str(row["predicates"][i]) for i in order],
             object_ids=[str(row["object_ids"][i]) for i in order],
-            vectors=(
-                np.stack([self._fact_vectors[i] for i in ids])
-                if ids
-                else np.zeros((0, dim), dtype=np.float32)
-            ),
+            vectors=self._vectors(tx, "client_vectors_fact", ids, self._fact_vectors, dim),
         )
 
     # --- brought forward by this process's own writes ---------------------------------------------------
@@ -610,21 +569,16 @@ class ClientCopy:
             [*zip(old.ids, old.subject_ids, old.predicates, old.object_ids, strict=True)]
             + [(f.id, f.subject_id, f.predicate, f.object_id) for f in added.values()]
         )
-        ids = [r[0] for r in rows]
-        return FactIndex(
-            ids=ids,
-            subject_ids=[r[1] for r in rows],
-            predicates=[r[2] for r in rows],
-            object_ids=[r[3] for r in rows],
-            vectors=np.stack([self._fact_vectors[i] for i in ids]),
-        )
+        return FactIndex.of(rows, np.stack([self._fact_vectors[r[0]] for r in rows]))
 
     # --- joined with your graph, and passage rows ------------------------------------------------------
-    def joined(self, held: Held, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
-        """``held``'s graph joined with your nodes and relationships (read with ``local_joined_edges``,
-        once per graph version) by :func:`hipporag_neo4j.graph.joined.join_adjacency`, as the embedded
-        store joins."""
-        key = (held.version, join, with_passages)
+    def joined(
+        self, graph: GraphSnapshot, version: int, join: GraphJoin, with_passages: bool
+    ) -> JoinedMatrix:
+        """``graph`` (of ``version``) joined with your nodes and relationships (read with
+        ``local_joined_edges``, once per graph version) by ``graph.joined.join_adjacency``,
+        as the embedded store joins."""
+        key = (version, join, with_passages)
         with self._load_lock:
             cached = self._joined.get(key)
         if cached is not None:
@@ -632,16 +586,15 @@ class ClientCopy:
         rows = self.runner.read("local_joined_edges", namespace=self.namespace, types=list(join.rel_types))
         self._count("joined")
         edges = JoinEdges(
-            held.version,
+            version,
             [(str(r["phrase_id"]), str(r["source"]), float(r["score"])) for r in rows if r["phrase_id"]],
             [(str(r["source"]), str(r["target"])) for r in rows if not r["phrase_id"]],
         )
-        g = held.graph
-        base = g.passage_adjacency() if with_passages else g.adjacency
-        found = {p: g.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
+        base = graph.passage_adjacency() if with_passages else graph.adjacency
+        found = {p: graph.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
         joined = join_adjacency(base, {p: i for p, i in found.items() if i is not None}, edges)
         with self._load_lock:  # one version held
-            self._joined = {k: v for k, v in self._joined.items() if k[0] == held.version}
+            self._joined = {k: v for k, v in self._joined.items() if k[0] == version}
             self._joined[key] = joined
         return joined
 
@@ -656,12 +609,6 @@ class ClientCopy:
             )
             for r in rows
         }
-
-    def held_graph(self, reading: Reading | None = None) -> Held:
-        """The graph of the current version (the query's), with the lock guarding its caches."""
-        view = self._part("graph", reading)
-        assert view.graph is not None
-        return Held(view.graph, view.lock, view.version)
 
 
 class CopyParts:
@@ -683,8 +630,9 @@ class CopyParts:
         return PhraseIndex(index.ids, index.names, matrix), lambda ids: {i: counts.get(i, 0) for i in ids}
 
     def graph(self) -> tuple[GraphSnapshot, AbstractContextManager[Any]]:
-        held = self.copy.held_graph(self.reading)
-        return held.graph, held.lock
+        view = self.reading.part("graph")
+        assert view.graph is not None
+        return view.graph, view.lock  # the lock guards the graph's caches (PPR)
 
     def facts(self) -> tuple[FactIndex, PhraseIndex]:
         view = self.reading.part("facts")
@@ -702,7 +650,7 @@ class CopyParts:
     def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         view = self.reading.part("graph")
         assert view.graph is graph
-        return self.copy.joined(Held(graph, view.lock, view.version), join, with_passages)
+        return self.copy.joined(graph, view.version, join, with_passages)
 
     def phrases_by_name(self, names: Sequence[str]) -> dict[str, PhraseHit]:
         view = self.reading.part("phrases")

@@ -127,23 +127,36 @@ def nearest_phrases(
     return result
 
 
+def _matches(
+    runner: CypherRunner,
+    namespace: str,
+    kind: EmbeddedLabel,
+    form: VectorQueryForm,
+    vector: Vector,
+    wanted: int,
+) -> list[dict[str, Any]]:
+    """The namespace's ``kind`` nodes nearest ``vector`` (``wanted`` of them where there are that many),
+    by exact cosine score, highest first, ties by id."""
+    query = f"vector_{kind}s_search" if form == "search" else f"vector_{kind}s"
+    fetch = first_fetch(wanted)
+    values = vector_list(vector)
+    where = index_params(kind, form, len(values))
+    while True:
+        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values, **where)
+        row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
+        matches = [m for m in row["matches"] if m["score"] is not None]
+        if len(matches) >= wanted or int(row["fetched"]) < fetch or fetch >= MAX_FETCH:
+            break
+        fetch = min(MAX_FETCH, fetch * GROWTH)
+    return sorted(matches, key=lambda m: (-float(m["score"]), str(m["id"])))
+
+
 def dense_passages(
     runner: CypherRunner, namespace: str, form: VectorQueryForm, vector: Vector, limit: int
 ) -> list[PassageScore]:
     if limit <= 0:
         return []
-    query = "vector_passages_search" if form == "search" else "vector_passages"
-    fetch = first_fetch(limit)
-    values = vector_list(vector)
-    where = index_params("passage", form, len(values))
-    while True:
-        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values, **where)
-        row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
-        matches = list(row["matches"])
-        if len(matches) >= limit or int(row["fetched"]) < fetch or fetch >= MAX_FETCH:
-            break
-        fetch = min(MAX_FETCH, fetch * GROWTH)
-    matches.sort(key=lambda m: (-float(m["score"]), str(m["id"])))
+    matches = _matches(runner, namespace, "passage", form, vector, limit)
     return [
         PassageScore(passage_id=str(m["id"]), score=cosine_of(float(m["score"]))) for m in matches[:limit]
     ]
@@ -155,18 +168,6 @@ def nearest_facts(
     """Up to ``top_k`` facts of the namespace by exact cosine to ``vector``, highest first, ties by id."""
     if top_k <= 0:
         return []
-    query = "vector_facts_search" if form == "search" else "vector_facts"
-    fetch = first_fetch(top_k)
-    values = vector_list(vector)
-    where = index_params("fact", form, len(values))
-    while True:
-        rows = runner.read(query, namespace=namespace, fetch=fetch, vector=values, **where)
-        row: dict[str, Any] = rows[0] if rows else {"fetched": 0, "matches": []}
-        matches = [m for m in row["matches"] if m["score"] is not None]
-        if len(matches) >= top_k or int(row["fetched"]) < fetch or fetch >= MAX_FETCH:
-            break
-        fetch = min(MAX_FETCH, fetch * GROWTH)
-    matches.sort(key=lambda m: (-float(m["score"]), str(m["id"])))
     return [
         FactHit(
             id=str(m["id"]),
@@ -177,5 +178,5 @@ def nearest_facts(
             object=str(m["object"] or ""),
             similarity=cosine_of(float(m["score"])),
         )
-        for m in matches[:top_k]
+        for m in _matches(runner, namespace, "fact", form, vector, top_k)[:top_k]
     ]

@@ -137,7 +137,7 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
         name: len(driver.named(name))
         for name in ("client_phrases", "client_passages", "client_facts", "client_mentions", "client_edges")
     }
-    version = store.copy._state().version
+    version = store.copy.state().version
 
     # the rows of one write: a new phrase and an old one, a new passage mentioning both, a new fact
     new_phrase = PhraseRecord("aa-new", "aa new", np.asarray(unit(1, 0.2, 0.05), dtype=np.float32))

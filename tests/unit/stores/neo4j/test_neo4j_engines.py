@@ -349,8 +349,8 @@ def test_the_local_engine_survives_a_write_committed_between_its_reads() -> None
     committed = commit_after(g, process.driver, "client_passage_ids")  # between mentions and edges
     scores = process.engine.run({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12))
     assert committed == [2]
-    graph = process.copy.held_graph()  # read again whole, at the version it now holds
-    assert graph.version == 2 and graph.graph.phrases.position("new0") is not None
+    graph = process.copy.reading().part("graph")  # read again whole, at the version it now holds
+    assert graph.version == 2 and graph.graph is not None and graph.graph.phrases.position("new0") is not None
     assert scores == pytest.approx({k[1]: v for k, v in reference_scores(g, {"ph03": 1.0}).items() if v > 0})
     assert process.copy.reads["graph"] == 2
 
