@@ -163,10 +163,11 @@ def build(args: argparse.Namespace, path: Path, summary: dict[str, Any]) -> dict
     def progress(stage: str, done: int, total: int) -> None:
         if stage == "index" and done:
             now = time.perf_counter()
-            batches.append({"done": done, "seconds": round(now - last[0], 3), "load": load_average()[0]})
+            seconds = now - last[0]
+            batches.append({"done": done, "seconds": round(seconds, 3), "load": load_average()[0]})
             last[0] = now
             if args.verbose:
-                print(f"  index {done:,}/{total:,} {now - last[0]:.1f}s", file=sys.stderr, flush=True)
+                print(f"  index {done:,}/{total:,} {seconds:.1f}s", file=sys.stderr, flush=True)
 
     cpu0, wall0, load0 = time.process_time(), time.perf_counter(), load_average()
     with RssSampler(0.2) as rss:
