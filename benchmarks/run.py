@@ -25,6 +25,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "bench_scale",
         "synthetic stores of 10k-1M phrases: writes, warm queries, first query after a write",
     ),
+    "scale-suite": (
+        "bench_scale_suite",
+        "MuSiQue-shaped corpora XS/S/M/L indexed through index_openie, per store and engine",
+    ),
     "neo4j": ("bench_neo4j_vs_embedded", "the Neo4j store against the embedded store on a live server"),
     "vs_hipporag2": ("bench_vs_hipporag2", "side by side with the original HippoRAG 2 (its own venv)"),
     "rw_load": (

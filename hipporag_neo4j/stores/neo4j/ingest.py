@@ -42,6 +42,17 @@ def vector_list(vector: Iterable[Any]) -> list[float]:
     return values
 
 
+#: What one write transaction may hold, in rows, a vector counting as ``dim // VECTOR_ROW_DIMS`` rows:
+#: a 256-passage batch of MuSiQue-like text (~2.6k phrases, ~2.3k facts, 384-d vectors) is ~140k, one
+#: transaction; a bigger write is split (``transaction_groups``) so that no transaction nears the
+#: server's transaction memory limit (``dbms.memory.transaction.total.max``, 512 MiB by default as
+#: scripts/neo4j_server.py configures it).
+TRANSACTION_ROWS = 200_000
+VECTOR_ROW_DIMS = 16
+#: SYNONYM edges per write transaction (one row each, no vectors)
+SYNONYM_ROWS = 100_000
+
+
 def _unique(ids: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ids))
 
@@ -68,6 +79,51 @@ def _labels(kind: EmbeddedLabel, dim: int) -> dict[str, Any]:
     return {"label": embedding_label(kind, dim), "prefix_label": f"{kind.capitalize()}Embedding"}
 
 
+def transaction_groups(
+    phrases: Sequence[PhraseRecord],
+    passages: Sequence[PassageRecord],
+    dim: int,
+    budget: int = TRANSACTION_ROWS,
+) -> list[tuple[list[PhraseRecord], list[PassageRecord]]]:
+    """``phrases`` and ``passages`` in consecutive groups of at most ``budget`` weighted rows (one
+    passage more when a single one is larger), each group one transaction that holds whatever its
+    passages need: a phrase goes with the first group that mentions it or names it in a fact (those
+    nobody names, with the first). Each group is whole (its passages with their mentions, facts and
+    edges), so an interruption between two leaves every passage written or not written, and a re-run
+    writes the rest; the phrases of a committed group are marked "synonyms pending" in it."""
+    vector = max(1, dim // VECTOR_ROW_DIMS)
+    by_id = {p.id: p for p in phrases}
+    placed: set[str] = set()
+    groups: list[tuple[list[PhraseRecord], list[PassageRecord]]] = [([], [])]
+    used = 0
+    for record in passages:
+        named = [*record.mentions, *(i for f in record.facts for i in (f.subject_id, f.object_id))]
+        needed = [by_id[i] for i in dict.fromkeys(named) if i in by_id and i not in placed]
+        facts = len(record.facts)
+        cost = (1 + vector) + len(record.mentions) + facts * (3 + vector) + len(needed) * (1 + vector)
+        if groups[-1][1] and used + cost > budget:
+            groups.append(([], []))
+            used = 0
+        groups[-1][0].extend(needed)
+        groups[-1][1].append(record)
+        placed.update(p.id for p in needed)
+        used += cost
+    groups[0][0][:0] = [p for p in phrases if p.id not in placed]
+    return groups
+
+
+def synonym_chunks(edges: Sequence[SynonymEdge], size: int = SYNONYM_ROWS) -> list[list[SynonymEdge]]:
+    """The canonical edges of ``edges`` (self pairs dropped, the last edge given for a pair kept), sorted
+    by their MERGE key, in chunks of at most ``size``: one write transaction each."""
+    canonical: dict[tuple[str, str], SynonymEdge] = {}
+    for edge in edges:
+        c = edge.canonical()
+        if c.source_id != c.target_id:
+            canonical[(c.source_id, c.target_id)] = c
+    ordered = [canonical[k] for k in sorted(canonical)]
+    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+
+
 def write_passages(
     tx: CypherTransaction,
     namespace: str,
@@ -90,7 +146,12 @@ def write_passages(
     version = bump_version(tx, namespace)
     if outcome is not None:
         outcome.version = version
-    phrase_rows = {p.id: {"id": p.id, "name": p.name, "embedding": vector_list(p.embedding)} for p in phrases}
+    # every batch's rows sorted by their MERGE key: two writers that lock the same nodes lock them in the
+    # same order (no deadlock between them, whatever else serialises them)
+    phrase_rows = {
+        p.id: {"id": p.id, "name": p.name, "embedding": vector_list(p.embedding)}
+        for p in sorted(phrases, key=lambda p: p.id)
+    }
     new_phrases = _created(
         tx.run_batched(
             "write_phrases",
@@ -125,7 +186,7 @@ def write_passages(
             "metadata_json": json.dumps(r.passage.metadata, sort_keys=True) if r.passage.metadata else None,
             "embedding": vector_list(r.embedding),
         }
-        for r in new.values()
+        for _, r in sorted(new.items())
     ]
     tx.run_batched(
         "write_passages",
@@ -138,7 +199,7 @@ def write_passages(
 
     mention_rows = [
         {"passage_id": pid, "phrase_id": phrase_id, "count": int(count)}
-        for pid, r in new.items()
+        for pid, r in sorted(new.items())
         for phrase_id, count in sorted(r.mentions.items())
     ]
     written = sum(
@@ -171,12 +232,16 @@ def write_passages(
             stated.setdefault((pid, fact.id), fact)
     new_facts = _created(
         tx.run_batched(
-            "write_facts", "rows", list(fact_rows.values()), namespace=namespace, **_labels("fact", dim)
+            "write_facts",
+            "rows",
+            [fact_rows[k] for k in sorted(fact_rows)],
+            namespace=namespace,
+            **_labels("fact", dim),
         )
     )
     if outcome is not None:
         outcome.facts = new_facts
-    state_rows = [{"passage_id": pid, "fact_id": fid} for pid, fid in stated]
+    state_rows = [{"passage_id": pid, "fact_id": fid} for pid, fid in sorted(stated)]
     tx.run_batched("write_states", "rows", state_rows, namespace=namespace)
     changed = write_relations(tx, namespace, list(stated.values()))
     if outcome is not None:

@@ -236,7 +236,23 @@ class Neo4jStore:
     def write_passages(
         self, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
     ) -> WriteResult:
+        """One write transaction, or several when the rows would not fit one (``ingest.transaction_groups``:
+        each whole, so a re-run after an interruption writes the passages not written and nothing twice)."""
         meta = self._ready_meta()
+        written: list[str] = []
+        phrase_count = fact_count = 0
+        for group_phrases, group_passages in ingest.transaction_groups(
+            phrases, passages, meta.embedding_dim, ingest.TRANSACTION_ROWS
+        ):
+            group = self._write_group(meta, group_phrases, group_passages)
+            written += group.passages
+            phrase_count += group.phrases
+            fact_count += group.facts
+        return WriteResult(written, phrase_count, fact_count)
+
+    def _write_group(
+        self, meta: StoreMeta, phrases: Sequence[PhraseRecord], passages: Sequence[PassageRecord]
+    ) -> WriteResult:
         outcome = ingest.WriteOutcome()
 
         def work(tx: CypherTransaction) -> list[str]:
@@ -290,15 +306,23 @@ class Neo4jStore:
         )
 
     def write_synonyms(self, edges: Sequence[SynonymEdge], done: Sequence[str] = ()) -> int:
+        """The edges in transactions of at most ``ingest.SYNONYM_ROWS``; the "synonyms pending" marks of
+        ``done`` are cleared in the last one, so an interruption leaves them set and the next run writes
+        the edges again (MERGE: the ones stored stay as they are, the others are added)."""
         self._ready()
+        chunks: list[list[SynonymEdge]] = ingest.synonym_chunks(edges, ingest.SYNONYM_ROWS) or [[]]
+        created = 0
+        for number, chunk in enumerate(chunks):
+            clear = list(dict.fromkeys(done)) if number == len(chunks) - 1 else []
+            created += self._write_synonym_chunk(chunk, clear)
+        return created
 
+    def _write_synonym_chunk(self, edges: Sequence[SynonymEdge], done: Sequence[str]) -> int:
         outcome = ingest.WriteOutcome()
 
         def work(tx: CypherTransaction) -> int:
             created = ingest.write_synonyms(tx, self.namespace, edges, outcome)
-            tx.run_batched(
-                "synonyms_pending_clear", "ids", list(dict.fromkeys(done)), namespace=self.namespace
-            )
+            tx.run_batched("synonyms_pending_clear", "ids", list(done), namespace=self.namespace)
             return created
 
         created = self.runner.write(work)

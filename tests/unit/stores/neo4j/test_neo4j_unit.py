@@ -997,3 +997,74 @@ def test_stats_reads_the_counts_again_when_a_commit_straddled_them() -> None:
 
     assert (stats.passages, stats.mentions, stats.facts) == (16, 64, 48)
     assert driver.names_run().count("read_stats") == 2
+
+
+# --- issue 35: writes at size: transactions bounded, rows sorted by their MERGE key ----------------
+
+
+def test_transaction_groups_keep_each_passage_whole_with_the_phrases_it_needs_first() -> None:
+    from hipporag_neo4j.stores.neo4j.ingest import transaction_groups
+
+    phrases = [PhraseRecord(f"ph{i}", f"phrase {i}", vec(1, i, 0)) for i in range(6)]
+    f = FactRecord("f1", "ph2", "in", "ph5", "phrase 2 in phrase 5")
+    records = [
+        passage("p0", {"ph0": 1, "ph1": 1}),
+        passage("p1", {"ph1": 1, "ph2": 1}, [f]),  # names ph5 through its fact only
+        passage("p2", {"ph3": 1}),
+    ]
+    # dim 16 -> a vector weighs one row: p0 costs 2 + 2 + 2 x 2 = 8, p1 2 + 2 + 4 + 2 x 2 = 12, p2 6
+    groups = transaction_groups(phrases, records, 16, budget=12)
+    assert [[r.passage.id for r in g] for _, g in groups] == [["p0"], ["p1"], ["p2"]]
+    assert [[p.id for p in ph] for ph, _ in groups] == [["ph4", "ph0", "ph1"], ["ph2", "ph5"], ["ph3"]]
+    # one group when it fits, in the order given
+    [(all_phrases, all_records)] = transaction_groups(phrases, records, 16, budget=100)
+    assert sorted(p.id for p in all_phrases) == [p.id for p in phrases] and all_records == records
+    # a passage bigger than the budget still goes, alone
+    assert [len(g) for _, g in transaction_groups(phrases, records, 16, budget=1)] == [1, 1, 1]
+
+
+def test_a_write_too_big_for_one_transaction_commits_whole_groups(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hipporag_neo4j.stores.neo4j import ingest
+
+    monkeypatch.setattr(ingest, "TRANSACTION_ROWS", 1)
+    driver = write_driver(existing=set())
+    store = open_store(driver, dim=3)
+    driver.calls.clear()
+    phrases = [PhraseRecord(f"ph{i}", f"phrase {i}", vec(1, i, 0)) for i in (2, 0, 1)]
+    records = [passage("p1", {"ph1": 1, "ph0": 1}), passage("p0", {"ph2": 1})]
+    result = store.write_passages(phrases, records)
+    assert result.passages == ["p1", "p0"]
+    txs = list(dict.fromkeys(c.tx for c in driver.calls if c.name != "server_database_id"))
+    assert len(txs) == 2 and all(tx in driver.committed for tx in txs)
+    for tx in txs:  # each takes the namespace's lock first and writes its own passage and phrases
+        calls = [c for c in driver.calls if c.tx == tx]
+        assert calls[0].name == "meta_bump_version"
+    rows = [[r["id"] for r in c.params["rows"]] for c in driver.named("write_phrases")]
+    assert rows == [["ph0", "ph1"], ["ph2"]]  # sorted by the MERGE key within each transaction
+    mentions = [
+        [(r["passage_id"], r["phrase_id"]) for r in c.params["rows"]] for c in driver.named("write_mentions")
+    ]
+    assert mentions == [[("p1", "ph0"), ("p1", "ph1")], [("p0", "ph2")]]
+
+
+def test_synonyms_in_several_transactions_clear_the_pending_marks_in_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hipporag_neo4j.stores.neo4j import ingest
+
+    monkeypatch.setattr(ingest, "SYNONYM_ROWS", 2)
+    driver = opened_driver().on("write_synonyms", lambda p: [{"created": len(p["rows"])}])
+    driver.on("synonyms_pending_clear", lambda p: [{"cleared": len(p["ids"])}])
+    store = open_store(driver)
+    driver.calls.clear()
+    edges = [SynonymEdge("c", "a", 0.9), SynonymEdge("b", "a", 0.85), SynonymEdge("a", "c", 0.95)]
+    edges.append(SynonymEdge("d", "b", 0.8))
+    assert store.write_synonyms(edges, done=["a", "b", "c", "d"]) == 3
+    writes = driver.named("write_synonyms")
+    assert [[(r["source_id"], r["target_id"], r["score"]) for r in c.params["rows"]] for c in writes] == [
+        [("a", "b", pytest.approx(0.85)), ("a", "c", pytest.approx(0.95))],  # the last edge of a pair wins
+        [("b", "d", pytest.approx(0.8))],
+    ]
+    assert len({c.tx for c in writes}) == 2 and all(c.tx in driver.committed for c in writes)
+    [clear] = driver.named("synonyms_pending_clear")
+    assert clear.tx == writes[-1].tx and clear.params["ids"] == ["a", "b", "c", "d"]
