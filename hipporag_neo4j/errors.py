@@ -24,6 +24,12 @@ class StoreUnavailableError(StoreError):
     retry allows. Nothing committed is lost: try again once the server is back (``index`` resumes)."""
 
 
+class PhrasesVanishedError(StoreError):
+    """A write's passages mention phrases it did not bring because they were stored when the indexer
+    looked, and another writer deleted them before the write (nothing was written). The indexer
+    encodes those phrases and writes the batch again."""
+
+
 class StoreNotFoundError(StoreError):
     """A reading command or ``HippoRAG(create=False)`` met a store (or namespace) that does not exist."""
 

@@ -38,6 +38,7 @@ from hipporag_neo4j.common.text import (
     passage_content,
 )
 from hipporag_neo4j.embedding.encoder import Embedder
+from hipporag_neo4j.errors import PhrasesVanishedError
 from hipporag_neo4j.extraction.base import Extractor
 from hipporag_neo4j.indexing.passage_ids import stored_versions
 from hipporag_neo4j.indexing.synonyms import finish_pending_synonyms
@@ -511,6 +512,9 @@ def _build_graph(extractions: Sequence[tuple[Passage, Extraction]]) -> _BatchGra
     return _BatchGraph(records, names)
 
 
+VANISHED_RETRIES = 3  # writes of one batch again after another writer deleted phrases it relied on
+
+
 @dataclass
 class _Ready:
     """One batch extracted and encoded, ready for the store."""
@@ -520,6 +524,7 @@ class _Ready:
     new_facts: int
     phrases: set[str]  # ids of the phrases it writes
     facts: set[str]  # ids of the facts its passages state
+    names: dict[str, str]  # id -> name of every phrase its passages mention
 
 
 @dataclass
@@ -783,14 +788,36 @@ class Indexer:
         if self.options.embed_facts:
             _attach_fact_vectors(graph.records, dict(zip(embed_fact_ids, fact_vectors, strict=True)))
         self._tick(report, "embedding", t)
-        return _Ready(phrases, graph.records, len(new_fact_ids), set(new_ids), set(all_facts))
+        return _Ready(
+            phrases, graph.records, len(new_fact_ids), set(new_ids), set(all_facts), dict(graph.phrase_names)
+        )
+
+    def _bring_vanished_phrases(self, ready: _Ready) -> None:
+        """Add to ``ready`` the phrases its passages mention that were stored when the batch was prepared
+        and are gone now (another writer deleted them in between), encoded as a first write would."""
+        given = {p.id for p in ready.phrase_records}
+        gone = sorted(self.store.missing_phrases([i for i in ready.names if i not in given]))
+        if not gone:
+            return
+        vectors = self.embedder.encode([ready.names[i] for i in gone])
+        ready.phrase_records.extend(
+            PhraseRecord(i, ready.names[i], v) for i, v in zip(gone, vectors, strict=True)
+        )
+        ready.phrases.update(gone)
 
     def _store_batch(self, ready: _Ready, report: IndexReport, progress: tuple[int, int]) -> None:
         """Write one batch, then its synonym edges (in the worker thread), then tell ``progress`` (done,
         total) from this thread: the count is the store's as soon as the batch is in, not when the next
         batch has been extracted."""
         t = time.perf_counter()
-        result = self.store.write_passages(ready.phrase_records, ready.records)
+        for attempt in range(VANISHED_RETRIES + 1):
+            try:
+                result = self.store.write_passages(ready.phrase_records, ready.records)
+                break
+            except PhrasesVanishedError:
+                if attempt == VANISHED_RETRIES:
+                    raise
+                self._bring_vanished_phrases(ready)
         written = set(result.passages)
         # the store checks for each passage inside its transaction: one that another writer stored
         # meanwhile is not written again, and is reported as skipped, not as indexed

@@ -22,7 +22,6 @@ from typing import Any
 import httpx
 import pytest
 
-from hipporag_neo4j.errors import StoreError
 from tests.support.neo4j_support import (
     neo4j_env,
     neo4j_server_or_skip,
@@ -181,43 +180,13 @@ def test_four_cli_runs_and_two_servers_at_once_equal_one_serial_run(tmp_path: Pa
     assert got["edges"] == reference["edges"]
 
 
-class OtherWriterDeletesInTheGap:
-    """The store, except that right after this run asks which phrases are missing (and finds the shared
-    phrase stored), another writer deletes the only passage that named it, and with it the phrase: what
-    an update (the old version removed) or a DELETE by another process does in that gap."""
-
-    def __init__(self, inner: Any, delete_ids: list[str]) -> None:
-        self._inner = inner
-        self.delete_ids = delete_ids
-        self.raced = False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def missing_phrases(self, ids: Any) -> set[str]:
-        missing: set[str] = self._inner.missing_phrases(ids)
-        if not self.raced:
-            self.raced = True
-            self._inner.delete_passages(self.delete_ids)
-        return missing
-
-
-@pytest.mark.xfail(
-    strict=True,
-    raises=StoreError,
-    reason="write path (lead to merge): the indexer asks which phrases are missing before its write "
-    "transaction (indexing/pipeline.py _prepare_batch: store.missing_phrases) and ingest.write_passages "
-    "writes only those; a phrase another writer deletes in that gap (an update's old version, a DELETE) "
-    "leaves write_mentions.cypher matching fewer phrases, and ingest.py raises StoreError '1 mentions name "
-    "a phrase that is neither stored nor given' (not retried: the CLI exits 1). Seen live with four CLI "
-    "runs and two servers writing the same ids from different sources.",
-)
 def test_a_phrase_deleted_between_the_check_and_the_write_is_written_again() -> None:
     from hipporag_neo4j import HippoRAG
     from hipporag_neo4j.settings import load_settings
     from hipporag_neo4j.stores.neo4j import Neo4jStore
     from tests.support.fakes import HashEmbedder, TableExtractor
     from tests.support.neo4j_support import TEST_EMBEDDING_DIM, neo4j_settings_or_skip
+    from tests.support.racing import OtherWriterDeletesInTheGap
 
     n4j = neo4j_settings_or_skip(ppr_engine="local")
     settings = load_settings(

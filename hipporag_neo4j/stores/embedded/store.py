@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from hipporag_neo4j.common.sqlite import chunks, placeholders, set_wal
-from hipporag_neo4j.errors import ModelMismatchError, StoreError
+from hipporag_neo4j.errors import ModelMismatchError, PhrasesVanishedError, StoreError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.stores.base import (
     DeleteReport,
@@ -102,7 +102,9 @@ def _set_model(conn: sqlite3.Connection, embedding_model: str, embedding_dim: in
 def _key_of(keys: dict[str, int], phrase_id: str, what: str) -> int:
     found = keys.get(phrase_id)
     if found is None:
-        raise StoreError(f"{what} names phrase {phrase_id!r}, which is neither stored nor in the batch")
+        raise PhrasesVanishedError(
+            f"{what} names phrase {phrase_id!r}, which is neither stored nor in the batch"
+        )
     return found
 
 

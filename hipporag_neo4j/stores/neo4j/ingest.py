@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hipporag_neo4j.errors import StoreError
+from hipporag_neo4j.errors import PhrasesVanishedError, StoreError
 from hipporag_neo4j.stores.base import (
     DeleteReport,
     FactRecord,
@@ -207,7 +207,7 @@ def write_passages(
         for row in tx.run_batched("write_mentions", "rows", mention_rows, namespace=namespace)
     )
     if written != len(mention_rows):
-        raise StoreError(
+        raise PhrasesVanishedError(
             f"{len(mention_rows) - written} mentions name a phrase that is neither stored nor given: "
             "write the phrases first (nothing was written)"
         )
