@@ -39,6 +39,7 @@ SUITES: dict[str, tuple[str, str]] = {
         "bench_trees",
         "two checkouts (before / after a refactor): same answers bit for bit, query time",
     ),
+    "ann": ("bench_ann", "nearest-neighbour indexes for the synonym step: build, add, query, recall"),
     # two quality add-ons that a figure in the docs comes from
     "quality-ablation": ("ablation_hipporag2", "each design choice of hipporag2 alone, on both data sets"),
     "quality-local-llm": (

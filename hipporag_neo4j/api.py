@@ -66,8 +66,9 @@ def create_store(settings: Settings) -> GraphStore:
     from hipporag_neo4j.stores.embedded import EmbeddedStore
     from hipporag_neo4j.stores.embedded.vector_index import VectorSearch
 
+    s = settings.store
     search = VectorSearch(
-        settings.store.vector_search, settings.store.vector_index_min_rows, settings.store.vector_index_probes
+        s.vector_search, s.vector_index_min_rows, s.vector_index_probes, s.vector_index_synonym_probes
     )
     return EmbeddedStore(settings.embedded_store_path, vector_search=search)
 

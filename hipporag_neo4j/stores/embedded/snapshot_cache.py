@@ -389,6 +389,22 @@ class SnapshotCache:
 
         return candidates
 
+    def batch_candidates(self, kind: str, matrix: Matrix) -> queries.BatchCandidates | None:
+        """As :meth:`candidates`, for a batch of vectors searched with a similarity floor (the synonym
+        step: :meth:`IvfIndex.search_many` with ``vector_search.synonym_probes`` lists per vector)."""
+        if not self.store.vector_search.indexed(len(matrix)) or self.store.opened_meta is None:
+            return None
+
+        def candidates(m: Matrix, vs: Matrix, k: int, floor: float) -> list[np.ndarray] | None:
+            ivf = self._vector_index(kind, m)
+            return (
+                None
+                if ivf is None
+                else ivf.search_many(m, vs, k, floor, self.store.vector_search.synonym_probes)
+            )
+
+        return candidates
+
     def _vector_index(self, kind: str, matrix: Matrix) -> IvfIndex | None:
         """The IVF index over ``matrix`` (phrase, fact or passage vectors of the current snapshot) when the
         vector search setting wants one for its size, else None. Kept per kind while the matrix is the same;

@@ -426,6 +426,7 @@ class EmbeddedStore:
                 exclude_ids,
                 self.cache.passage_counts,
                 self.cache.candidates("phrase", index.vectors),
+                self.cache.batch_candidates("phrase", index.vectors),
             )
 
     def write_synonyms(self, edges: Sequence[SynonymEdge], done: Sequence[str] = ()) -> int:

@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hipporag_neo4j.stores.base import Matrix
+from hipporag_neo4j.stores.memory.knn import best_per_row, block_candidates
 
 VectorSearchMode = Literal["auto", "exact", "approximate"]
 VECTOR_SEARCH_MODES: tuple[VectorSearchMode, ...] = ("auto", "exact", "approximate")
@@ -46,6 +47,8 @@ DEFAULT_MIN_ROWS = 200_000
 #: phrases) the share of the exact top 5 found grows with the share of lists scored and with the number of
 #: lists (benchmarks/README.md, issue 19); uniform random vectors are the worst case
 DEFAULT_PROBES = 64
+#: lists scored per new phrase by the synonym step (a batch: benchmarks/results/ann_synonyms.md, issue 35)
+DEFAULT_SYNONYM_PROBES = 32
 MAX_LISTS = 1024
 MIN_LISTS = 16
 _SAMPLE_PER_LIST = 48  # k-means training rows per centroid
@@ -61,11 +64,13 @@ class VectorSearch:
 
     ``mode``: ``exact`` scans every row; ``approximate`` uses the IVF index at any size; ``auto`` uses it
     from ``min_rows`` rows of a matrix (phrases, facts and passages are decided separately).
-    ``probes``: lists scored per query (more: better recall, slower)."""
+    ``probes``: lists scored per query (more: better recall, slower); ``synonym_probes``: the same for
+    each new phrase of the synonym step, whose edges are found through the index from ``min_rows`` too."""
 
     mode: VectorSearchMode = "auto"
     min_rows: int = DEFAULT_MIN_ROWS
     probes: int = DEFAULT_PROBES
+    synonym_probes: int = DEFAULT_SYNONYM_PROBES
 
     def __post_init__(self) -> None:
         if self.mode not in VECTOR_SEARCH_MODES:
@@ -73,8 +78,10 @@ class VectorSearch:
             raise ValueError(f"vector search mode must be one of {choices}, not {self.mode!r}")
         if isinstance(self.min_rows, bool) or not isinstance(self.min_rows, int) or self.min_rows < 1:
             raise ValueError(f"vector index min_rows must be a positive integer, not {self.min_rows!r}")
-        if isinstance(self.probes, bool) or not isinstance(self.probes, int) or self.probes < 1:
-            raise ValueError(f"vector index probes must be a positive integer, not {self.probes!r}")
+        for name in ("probes", "synonym_probes"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"vector index {name} must be a positive integer, not {value!r}")
 
     def indexed(self, n_rows: int) -> bool:
         """Whether a matrix of ``n_rows`` rows is searched through the index."""
@@ -210,6 +217,40 @@ class IvfIndex:
             rows = np.take(matrix, found, axis=0, out=self._buffer[: len(found)], mode="clip")
             sims = rows @ np.asarray(query, dtype=np.float32)
         return found[np.argpartition(-sims, k - 1)[:k]]
+
+    def search_many(
+        self, matrix: Matrix, queries: Matrix, k: int, min_similarity: float, probes: int
+    ) -> list[npt.NDArray[np.intp]]:
+        """For each query row, up to ``k`` positions of rows with float32 similarity >= ``min_similarity``
+        among its ``probes`` nearest lists and the tail, best first: a batch (the synonym step's new
+        phrases) scored list by list, each list's rows gathered once for every query that probes it, so
+        the cost is ``probes / nlist`` of an exact scan's products plus one read of the matrix."""
+        q = np.ascontiguousarray(queries, dtype=np.float32)
+        n_q, n_rows = len(q), len(matrix)
+        probes = min(self.nlist, max(1, probes))
+        ranked = np.argpartition(-(q @ self.centroids.T), probes - 1, axis=1)[:, :probes]
+        probe_lists = ranked.ravel()
+        order = np.argsort(probe_lists, kind="stable")
+        probe_queries = np.repeat(np.arange(n_q), probes)[order]
+        bounds = np.searchsorted(probe_lists[order], np.arange(self.nlist + 1))
+        rows: list[npt.NDArray[np.intp]] = []
+        cols: list[npt.NDArray[np.intp]] = []
+        values: list[npt.NDArray[np.float32]] = []
+
+        def score(who: npt.NDArray[np.intp], positions: npt.NDArray[np.intp], block: Matrix) -> None:
+            sims = q[who] @ np.asarray(block, dtype=np.float32).T
+            r, c = block_candidates(sims, k, min_similarity)
+            rows.append(who[r])
+            cols.append(positions[c])
+            values.append(sims[r, c])
+
+        for c in np.flatnonzero(np.diff(bounds)).tolist():
+            members = self._order[self._bounds[c] : self._bounds[c + 1]].astype(np.intp)
+            if len(members):
+                score(probe_queries[bounds[c] : bounds[c + 1]], members, np.take(matrix, members, axis=0))
+        if n_rows > self.n_indexed:
+            score(np.arange(n_q), np.arange(self.n_indexed, n_rows), matrix[self.n_indexed : n_rows])
+        return [found for found, _ in best_per_row(n_q, k, rows, cols, values)]
 
 
 # --- persistence ---------------------------------------------------------------------------------------

@@ -51,16 +51,16 @@ def nearest_rows(
         for first in range(0, n, columns):
             block = matrix[first : first + columns]
             sims = np.ascontiguousarray((block @ chunk.T).T) if matrix_first else chunk @ block.T
-            r, c = _block_candidates(sims, k, min_similarity)
+            r, c = block_candidates(sims, k, min_similarity)
             rows.append(r)
             cols.append(c + first)
             values.append(sims[r, c])
             del sims
-        found.extend(_best_per_row(len(chunk), k, rows, cols, values))
+        found.extend(best_per_row(len(chunk), k, rows, cols, values))
     return found
 
 
-def _block_candidates(
+def block_candidates(
     sims: npt.NDArray[np.float32], k: int, min_similarity: float
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """(row, column) of each row's best k cells of the block that pass the threshold."""
@@ -82,7 +82,7 @@ def _block_candidates(
     return np.concatenate([sparse_r, dense_r[keep]]), np.concatenate([sparse_c, dense_c[keep]])
 
 
-def _best_per_row(
+def best_per_row(
     n_rows: int,
     k: int,
     rows: list[npt.NDArray[np.intp]],

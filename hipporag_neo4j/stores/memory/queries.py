@@ -25,6 +25,8 @@ from hipporag_neo4j.stores.memory.strings import StringTable
 
 #: rows of an approximate index per query vector, or None for an exact scan
 Candidates = Callable[[Matrix, Vector, int], npt.NDArray[np.intp] | None]
+#: rows of an approximate index for a batch of query vectors (k, min_similarity), or None for an exact scan
+BatchCandidates = Callable[[Matrix, Matrix, int, float], list[npt.NDArray[np.intp]] | None]
 
 
 def nearest_phrases(
@@ -35,10 +37,12 @@ def nearest_phrases(
     exclude_ids: Sequence[str] | None,
     passage_counts: Callable[[set[str]], Mapping[str, int]],
     candidates: Candidates | None = None,
+    batch_candidates: BatchCandidates | None = None,
 ) -> list[list[PhraseHit]]:
     """For each vector, up to ``top_k`` phrases with cosine >= ``min_similarity``, most similar first
-    (ties by id); ``exclude_ids[i]`` left out of row i. The synonym search (``exclude_ids``) is always an
-    exact scan, its edges being part of the stored graph; linking may take an index's ``candidates``."""
+    (ties by id); ``exclude_ids[i]`` left out of row i. Linking may take an index's ``candidates`` (one
+    vector at a time), the synonym search (``exclude_ids``) its ``batch_candidates`` (all vectors at once);
+    either way the candidates are re-scored exactly."""
     n = len(vectors)
     if exclude_ids is not None and len(exclude_ids) != n:
         raise ValueError(f"exclude_ids has {len(exclude_ids)} entries for {n} vectors")
@@ -53,6 +57,8 @@ def nearest_phrases(
         found_rows = [candidates(matrix, v, top_k + 1) for v in vectors]
         if all(r is not None for r in found_rows):
             rows = found_rows
+    elif batch_candidates is not None and exclude_ids:
+        rows = batch_candidates(matrix, vectors, top_k + 1, min_similarity)
     if rows is None:
         # one more than kept, in case the excluded query phrase is among them; linking re-scores its
         # candidates exactly below, so it may take the faster product (matrix_first)

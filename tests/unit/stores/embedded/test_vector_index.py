@@ -248,15 +248,16 @@ def test_auto_switches_by_rows_and_small_stores_stay_exact(tmp_path: Path) -> No
     assert big.cache.index_builds == 2
 
 
-def test_synonym_search_stays_exact(tmp_path: Path) -> None:
+def test_synonym_search_below_min_rows_stays_exact(tmp_path: Path) -> None:
     rng = np.random.default_rng(8)
-    store = _open(tmp_path / "store", VectorSearch("approximate", probes=1))
+    store = _open(tmp_path / "store", VectorSearch("auto", min_rows=3_001, synonym_probes=1))
     vectors = _write(store, rng, 0, 3_000)
     ids = [f"ph{i}" for i in range(0, 3_000, 100)]
     with_exclude = store.nearest_phrases(vectors[::100], 20, 0.5, exclude_ids=ids)
     assert store.cache.index_builds == 0
     exact = _open(tmp_path / "store", VectorSearch("exact"))
     assert with_exclude == exact.nearest_phrases(vectors[::100], 20, 0.5, exclude_ids=ids)
+    assert sum(map(len, with_exclude)) > 100
 
 
 def test_a_long_tail_is_assigned_to_lists_and_persisted_without_training(
