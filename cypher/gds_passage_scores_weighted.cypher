@@ -12,6 +12,7 @@ CALL gds.pageRank.stream($graph_name, {
   dampingFactor: $damping,
   maxIterations: $max_iterations,
   tolerance: $tolerance,
+  concurrency: $concurrency,  // threads of this one call (neo4j.gds_concurrency)
   relationshipWeightProperty: 'weight',
   logProgress: false  // else GDS logs every iteration to neo4j.log at INFO: ~100 lines a query
 })
