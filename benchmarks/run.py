@@ -26,6 +26,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "synthetic stores of 10k-1M phrases: writes, warm queries, first query after a write",
     ),
     "neo4j": ("bench_neo4j_vs_embedded", "the Neo4j store against the embedded store on a live server"),
+    "gds-pagerank": (
+        "bench_gds_pagerank",
+        "GDS PageRank on an indexed namespace: per-query threads, supersteps, against embedded and local",
+    ),
     "vs_hipporag2": ("bench_vs_hipporag2", "side by side with the original HippoRAG 2 (its own venv)"),
     "trees": (
         "bench_trees",

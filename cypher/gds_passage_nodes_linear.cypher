@@ -20,8 +20,9 @@ CALL gds.pageRank.stream($graph_name, {
 })
 YIELD nodeId, score
 WITH nodeId, sum(seed.weight * score) AS score
+WHERE score > 0  // the nodes the walks reached, before any node look-up
 WITH gds.util.asNode(nodeId) AS node, score
-WHERE score > 0 AND node IS NOT NULL AND node.namespace = $namespace
+WHERE node IS NOT NULL AND node.namespace = $namespace
 WITH sum(score) AS total,
      collect(CASE WHEN node:Phrase THEN {node: node, score: score} END) AS phrases,
      collect(CASE WHEN node:Passage THEN {node: node, score: score} END) AS passages

@@ -16,6 +16,7 @@ CALL gds.pageRank.stream($graph_name, {
 })
 YIELD nodeId, score
 WITH nodeId, sum(seed.weight * score) AS score
+WHERE score > 0  // the nodes the walks reached, before any node look-up
 WITH gds.util.asNode(nodeId) AS node, score
-WHERE score > 0 AND node IS NOT NULL AND node:Phrase AND node.namespace = $namespace
+WHERE node IS NOT NULL AND node:Phrase AND node.namespace = $namespace
 RETURN node.id AS id, score
