@@ -30,6 +30,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "MuSiQue-shaped corpora XS/S/M/L indexed through index_openie, per store and engine",
     ),
     "neo4j": ("bench_neo4j_vs_embedded", "the Neo4j store against the embedded store on a live server"),
+    "gds-pagerank": (
+        "bench_gds_pagerank",
+        "GDS PageRank on an indexed namespace: per-query threads, supersteps, against embedded and local",
+    ),
     "vs_hipporag2": ("bench_vs_hipporag2", "side by side with the original HippoRAG 2 (its own venv)"),
     "rw_load": (
         "bench_rw_load",

@@ -19,12 +19,14 @@ CALL gds.pageRank.stream($graph_name, {
   dampingFactor: $damping,
   maxIterations: $max_iterations,
   tolerance: $tolerance,
+  concurrency: $concurrency,  // threads of this one call (neo4j.gds_concurrency)
   relationshipWeightProperty: 'weight',
   logProgress: false  // else GDS logs every iteration to neo4j.log at INFO: ~100 lines a query
 })
 YIELD nodeId, score
+WITH nodeId, score WHERE score > 0  // the nodes the walk reached, before any node look-up
 WITH gds.util.asNode(nodeId) AS node, score
-WHERE score > 0 AND node IS NOT NULL AND node.namespace = $namespace
+WHERE node IS NOT NULL AND node.namespace = $namespace
 WITH sum(score) AS total,
      collect(CASE WHEN node:Phrase THEN {node: node, score: score} END) AS phrases,
      collect(CASE WHEN node:Passage THEN {node: node, score: score} END) AS passages

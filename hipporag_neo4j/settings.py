@@ -163,6 +163,24 @@ class Neo4jSettings(_Group):
             "namespaces too large to hold in memory."
         ),
     )
+    gds_concurrency: int | None = Field(
+        None,
+        ge=1,
+        le=256,
+        description=(
+            "Threads of each GDS PageRank call (one per query); unset = 1, measured fastest for per-query "
+            "PageRank on a busy server (docs/neo4j.md). Never more than the server's processors."
+        ),
+    )
+    client_memory_budget_mb: int | None = Field(
+        1024,
+        ge=1,
+        description=(
+            "ppr_engine=auto on a server with GDS: a namespace whose in-process graph copy (the local "
+            "engine's, held by every client process) is estimated above this many MiB runs PPR with GDS; "
+            "unset (null) = no budget."
+        ),
+    )
     aura: AuraSettings = Field(default_factory=lambda: AuraSettings())
 
     @field_validator("uri")

@@ -44,29 +44,58 @@ SCORES_NOTE = (
 
 
 #: ``neo4j.ppr_engine=auto`` on a server with usable GDS runs PPR in process (``local``) while the
-#: namespace's phrase graph has at most this many edges, and with GDS above: see :func:`auto_engine`.
+#: namespace's phrase graph has at most this many edges and its in-process copy fits the client memory
+#: budget, and with GDS above: see :func:`auto_engine`.
 AUTO_LOCAL_MAX_EDGES = 50_000
+#: What the in-process copy of the graph (the ``local`` engine's) takes in a client, per phrase and per
+#: RELATION/SYNONYM edge: measured (``benchmarks/results/gds_pagerank.md``), rounded up.
+COPY_BYTES_PER_PHRASE = 600
+COPY_BYTES_PER_EDGE = 100
 
 
-def auto_engine(gds_engine: PprEngineName, edges: int) -> tuple[PprEngineName, str]:
-    """The engine ``auto`` runs for a namespace of ``edges`` RELATION + SYNONYM edges when the server
-    offers ``gds_engine``, and why. Measured live (docs/neo4j.md, "Which PPR engine auto runs"): on a
-    5,000-phrase / 50,000-edge namespace the in-process engine answered 20x to 36x faster warm than
-    ``gds-weighted`` (no Bolt round trip and no PageRank over the whole projection per query) and its
-    first query (the graph read) cost less than a projection; MuSiQue (~28,000 edges) is below that
-    size. Above the largest size measured the server's GDS engine runs, as before."""
+def copy_estimate_mb(phrases: int, edges: int) -> float:
+    """The client memory (MiB) the ``local`` engine's copy of a namespace's graph is estimated to take."""
+    return (phrases * COPY_BYTES_PER_PHRASE + edges * COPY_BYTES_PER_EDGE) / 2**20
+
+
+def auto_engine(
+    gds_engine: PprEngineName, edges: int, phrases: int = 0, budget_mb: int | None = None
+) -> tuple[PprEngineName, str]:
+    """The engine ``auto`` runs for a namespace of ``phrases`` phrases and ``edges`` RELATION + SYNONYM
+    edges when the server offers ``gds_engine``, and why. A copy estimated above the client memory
+    budget ``budget_mb`` (``neo4j.client_memory_budget_mb``; None: no budget) goes to GDS whatever its
+    speed: every client process (each CLI call, each ``serve`` worker) would hold it. Below that, by
+    time: measured live (docs/neo4j.md, "Which PPR engine auto runs"), the in-process engine answered
+    faster than the server's GDS engine up to the largest size measured, :data:`AUTO_LOCAL_MAX_EDGES`
+    (no Bolt round trip; a push from the seeds touches what they reach, where GDS's PageRank passes
+    over the whole projection); above it the server's GDS engine runs, as before."""
     if gds_engine not in ("gds-weighted", "gds-linear"):
         return gds_engine, f"PPR: {gds_engine} (no GDS engine to weigh)"
+    need = copy_estimate_mb(phrases, edges)
+    if budget_mb is not None and need > budget_mb:
+        return gds_engine, (
+            f"PPR: auto runs {gds_engine}: the in-process copy of this namespace ({phrases:,} phrases, "
+            f"{edges:,} graph edges) would take about {need:,.0f} MiB in every client process, more than "
+            f"neo4j.client_memory_budget_mb={budget_mb:,}"
+        )
     if edges <= AUTO_LOCAL_MAX_EDGES:
+        fits = f"; its copy, about {need:,.0f} MiB, fits neo4j.client_memory_budget_mb" if budget_mb else ""
         return "local", (
             f"PPR: auto runs in process: the namespace has {edges:,} graph edges, at most "
-            f"{AUTO_LOCAL_MAX_EDGES:,}, where the in-process engine measured faster than GDS "
+            f"{AUTO_LOCAL_MAX_EDGES:,}, where the in-process engine measured faster than GDS{fits} "
             "(neo4j.ppr_engine=gds forces GDS)"
         )
     return gds_engine, (
         f"PPR: auto runs {gds_engine}: the namespace has {edges:,} graph edges, more than "
         f"{AUTO_LOCAL_MAX_EDGES:,} (the largest size at which the in-process engine was measured faster)"
     )
+
+
+def gds_concurrency(setting: int | None, processors: int | None) -> int:
+    """The threads of each GDS PageRank call: ``neo4j.gds_concurrency`` (unset: 1, measured fastest for
+    per-query PageRank, ``benchmarks/results/gds_pagerank.md``), never more than the server's processors."""
+    wanted = setting or 1
+    return max(1, min(wanted, processors)) if processors else wanted
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -297,3 +326,13 @@ def detect(
         aura_problem=aura_problem,
         uri=uri,
     )
+
+
+def server_processors(runner: CypherRunner) -> int | None:
+    """The processors GDS sees on the server (read when a GDS engine is made); None when GDS does not say
+    (or the call is not allowed)."""
+    try:
+        rows = runner.read("server_gds_processors")
+    except StoreError:
+        return None
+    return int(rows[0]["processors"]) if rows and rows[0]["processors"] is not None else None

@@ -120,6 +120,7 @@ PARAMETERS: Final[dict[str, Any]] = {
     "damping": 0.5,
     "max_iterations": 100,
     "tolerance": 1e-8,
+    "concurrency": 1,
     "fetch": 40,
     "min_score": 0.9,
     "vector": [0.1, 0.2],

@@ -47,7 +47,13 @@ from hipporag_neo4j.stores.base import (
 )
 from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
-from hipporag_neo4j.stores.neo4j.capabilities import Neo4jCapabilities, auto_engine, detect
+from hipporag_neo4j.stores.neo4j.capabilities import (
+    Neo4jCapabilities,
+    auto_engine,
+    detect,
+    gds_concurrency,
+    server_processors,
+)
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
@@ -392,7 +398,8 @@ class Neo4jStore:
         if self.settings.ppr_engine == "auto" and caps.ppr_engine in ("gds-weighted", "gds-linear"):
             size = self.runner.read("read_graph_size", namespace=self.namespace)
             edges = int(size[0]["edges"] or 0) if size else 0
-            return auto_engine(caps.ppr_engine, edges)
+            phrases = int(size[0]["phrases"] or 0) if size else 0
+            return auto_engine(caps.ppr_engine, edges, phrases, self.settings.client_memory_budget_mb)
         return caps.ppr_engine, None
 
     def ppr_engine(self) -> PprEngine:
@@ -402,7 +409,17 @@ class Neo4jStore:
             if reason is not None:
                 self.auto_reason = reason
             self._engine = make_engine(
-                name, self.runner, self.projections, self.namespace, self.copy, aura=self._aura_engine
+                name,
+                self.runner,
+                self.projections,
+                self.namespace,
+                self.copy,
+                aura=self._aura_engine,
+                concurrency=(
+                    gds_concurrency(self.settings.gds_concurrency, server_processors(self.runner))
+                    if name.startswith("gds")
+                    else 1
+                ),
             )
         return self._engine
 

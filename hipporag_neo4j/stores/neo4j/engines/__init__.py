@@ -92,8 +92,10 @@ def make_engine(
     namespace: str,
     copy: ClientCopy,
     aura: Callable[[], AuraPpr] | None = None,
+    concurrency: int = 1,
 ) -> PprEngine:
-    """The engine ``name`` (``copy``: the store's in-process copy, for the in-process engines)."""
+    """The engine ``name`` (``copy``: the store's in-process copy, for the in-process engines;
+    ``concurrency``: the threads of each GDS PageRank call)."""
     if name == "local":
         return LocalPpr(copy)
     if name == "aura":
@@ -101,7 +103,9 @@ def make_engine(
             raise StoreError("the aura PPR engine needs an Aura Graph Analytics session manager")
         return aura()
     if name == "gds-weighted":
-        return GdsPpr(runner, catalogs, namespace, weighted=True)
+        return GdsPpr(runner, catalogs, namespace, weighted=True, concurrency=concurrency)
     if name == "gds-linear":
-        return GdsPpr(runner, catalogs, namespace, weighted=False, many_seeds=LocalPpr(copy))
+        return GdsPpr(
+            runner, catalogs, namespace, weighted=False, many_seeds=LocalPpr(copy), concurrency=concurrency
+        )
     raise StoreError(f"unknown PPR engine {name!r}")

@@ -3,9 +3,10 @@ current graph version (see the package doc)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
@@ -13,8 +14,6 @@ from hipporag_neo4j.stores.neo4j.client_copy import Reading
 from hipporag_neo4j.stores.neo4j.engines.local import LocalPpr
 from hipporag_neo4j.stores.neo4j.projection import Projection, ProjectionCatalog, ProjectionKind
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, Record
-
-T = TypeVar("T")
 
 #: PageRank attempts on a projection that vanished (dropped by a newer process) or lacks a seed.
 MAX_ATTEMPTS = 3
@@ -95,15 +94,51 @@ def aggregate_passage_scores(
     return passage_score_rows(rows, "contribution")
 
 
+def phrase_rows(seeds: dict[str, float]) -> list[dict[str, Any]]:
+    """The statements' ``$seeds`` of phrase seeds, sorted by id."""
+    return [{"id": node_id, "weight": w} for node_id, w in sorted(seeds.items())]
+
+
 def rank_passage_seeds(passage_reset: dict[str, float], limit: int) -> list[PassageScore]:
     """HippoRAG 2's ranking when the graph has no edge: PPR is the reset vector itself."""
     ranked = sorted(passage_reset.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return [PassageScore(pid, score) for pid, score in ranked]
 
 
+def supersteps(walk: WalkParams) -> int:
+    """GDS's ``maxIterations`` for ``walk``: the supersteps after which no node can still move by more than
+    the tolerance, capped by ``walk.max_iterations``.
+
+    GDS's PageRank (``PageRankComputation`` on Pregel) propagates changes: superstep 0 sends each node's
+    initial value, (1 - d) x its bias (biases sum to 1 here, or 1 per run in the linear form); a node adds
+    d x what it receives and passes that change on only while it is more than ``tolerance`` (absolute),
+    else it votes to halt; the run ends when no message is left. The weighted transition never creates
+    mass, so the changes of superstep k sum to at most (1 - d) d^k: once that is at most the tolerance,
+    every node halts there and the run ends. So ``k + 1`` supersteps give the scores of an uncapped run
+    (one more is kept against rounding): at d = 0.5 and tolerance 1e-6 that is 21, not 100."""
+    damping, tolerance = walk.damping, walk.tolerance
+    if not 0.0 < damping < 1.0 or tolerance <= 0.0:
+        return walk.max_iterations
+    k = max(0, math.ceil(math.log(tolerance / (1.0 - damping)) / math.log(damping)))
+    return max(1, min(walk.max_iterations, k + 2))
+
+
+@dataclass(frozen=True)
+class _Ranking:
+    """One of the three questions asked of the engine, as the GDS statement answers it."""
+
+    kind: ProjectionKind  # the projection it walks
+    stem: str  # the statement, without its _weighted / _linear suffix
+    seeds: list[dict[str, Any]]  # the statement's $seeds
+    params: dict[str, Any]  # its other parameters besides the walk's
+    parse: Callable[[list[Record]], Any]
+    edgeless: Callable[[Projection], Any]  # the answer on a projection without relationships
+
+
 class GdsPpr:
     """PPR with GDS on the warm projections of the current graph version. The linear form hands a query
-    with more than :data:`LINEAR_MAX_SEEDS` seeds to ``many_seeds`` (the in-process engine) when given."""
+    with more than :data:`LINEAR_MAX_SEEDS` seeds to ``many_seeds`` (the in-process engine) when given.
+    ``concurrency``: the threads of each ``gds.pageRank.stream`` call (``neo4j.gds_concurrency``)."""
 
     def __init__(
         self,
@@ -113,6 +148,7 @@ class GdsPpr:
         *,
         weighted: bool,
         many_seeds: LocalPpr | None = None,
+        concurrency: int = 1,
     ) -> None:
         self.runner = runner
         self.catalogs = catalogs
@@ -120,6 +156,7 @@ class GdsPpr:
         self.weighted = weighted
         self.name = "gds-weighted" if weighted else "gds-linear"
         self.many_seeds = None if weighted else many_seeds
+        self.concurrency = max(1, int(concurrency))
 
     def _delegate(self, n_seeds: int) -> LocalPpr | None:
         return self.many_seeds if n_seeds > LINEAR_MAX_SEEDS else None
@@ -127,9 +164,6 @@ class GdsPpr:
     @property
     def catalog(self) -> ProjectionCatalog:
         return self.catalogs("phrases")
-
-    def _statement(self, stem: str) -> str:
-        return f"{stem}_{'weighted' if self.weighted else 'linear'}"
 
     def _known(self, query: str, seeds: dict[str, float]) -> dict[str, float]:
         if not seeds:
@@ -140,19 +174,20 @@ class GdsPpr:
 
     def _on_projection(
         self,
-        kind: ProjectionKind,
-        work: Callable[[Projection], T],
-        edgeless: Callable[[Projection], T],
+        ranking: _Ranking,
+        walk: WalkParams,
         join: GraphJoin | None = None,
         reading: Reading | None = None,
-    ) -> T:
-        """``work`` on the projection of the current graph version; ``edgeless`` when it has no edge (GDS
-        would not know the weight property of a graph without relationships, and PPR is then the reset
-        vector itself). A vanished projection or a seed newer than it: look again, a few times, at the
-        version read afresh. A query's ``reading`` uses the warm projection when it is of its version or a
-        newer one (an older version is never projected again, so concurrent queries never make the catalog
-        go back and forth); a projection is only ever made of the version the server holds then."""
-        catalog = self.catalogs(kind) if join is None else self.catalogs(kind, join)
+    ) -> Any:
+        """The ranking's statement on the projection of the current graph version; its ``edgeless``
+        answer when that has no edge (GDS would not know the weight property of a graph without
+        relationships, and PPR is then the reset vector itself). A vanished projection or a seed newer
+        than it: look again, a few times, at the version read afresh. A query's ``reading`` uses the warm
+        projection when it is of its version or a newer one (an older version is never projected again,
+        so concurrent queries never make the catalog go back and forth); a projection is only ever made
+        of the version the server holds then."""
+        catalog = self.catalogs(ranking.kind) if join is None else self.catalogs(ranking.kind, join)
+        statement = f"{ranking.stem}_{'weighted' if self.weighted else 'linear'}"
         for attempt in range(1, MAX_ATTEMPTS + 1):
             current = catalog.current
             if attempt == 1 and reading is not None and current is not None:
@@ -165,23 +200,27 @@ class GdsPpr:
                 else catalog.ensure(read_graph_version(self.runner, self.namespace))
             )
             if projection.relationship_count == 0:
-                return edgeless(projection)
+                return ranking.edgeless(projection)
             try:
-                return work(projection)
+                rows = self.runner.read(
+                    statement,
+                    leader=True,
+                    seeds=ranking.seeds,
+                    graph_name=projection.name,
+                    namespace=self.namespace,
+                    damping=walk.damping,
+                    max_iterations=supersteps(walk),
+                    tolerance=walk.tolerance,
+                    concurrency=self.concurrency,
+                    **ranking.params,
+                )
             except StoreError:
                 catalog.forget()
                 if attempt == MAX_ATTEMPTS:
                     raise
+                continue
+            return ranking.parse(rows)
         raise AssertionError("unreachable")
-
-    def _params(self, projection: Projection, walk: WalkParams) -> dict[str, Any]:
-        return {
-            "graph_name": projection.name,
-            "namespace": self.namespace,
-            "damping": walk.damping,
-            "max_iterations": walk.max_iterations,
-            "tolerance": walk.tolerance,
-        }
 
     def run(
         self, seeds: dict[str, float], walk: WalkParams, reading: Reading | None = None
@@ -191,21 +230,20 @@ class GdsPpr:
             return {}
         if delegate := self._delegate(len(seeds)):
             return delegate.run(seeds, walk, reading)
-        rows = [{"id": node_id, "weight": w} for node_id, w in sorted(seeds.items())]
-
-        def work(projection: Projection) -> dict[str, float]:
-            found = self.runner.read(
-                self._statement("gds_ppr"),
-                leader=True,
-                seeds=rows,
-                **self._params(projection, walk),
-            )
-            return normalised({str(r["id"]): float(r["score"]) for r in found if r["id"] is not None})
 
         def edgeless(projection: Projection) -> dict[str, float]:
             return {} if projection.empty else normalised(self._known("read_existing_phrases", seeds))
 
-        return self._on_projection("phrases", work, edgeless, reading=reading)
+        ranking = _Ranking(
+            "phrases",
+            "gds_ppr",
+            phrase_rows(seeds),
+            {},
+            lambda rows: normalised({str(r["id"]): float(r["score"]) for r in rows if r["id"] is not None}),
+            edgeless,
+        )
+        result: dict[str, float] = self._on_projection(ranking, walk, reading=reading)
+        return result
 
     def passage_scores(
         self,
@@ -221,18 +259,6 @@ class GdsPpr:
             return []
         if delegate := self._delegate(len(seeds)):
             return delegate.passage_scores(seeds, walk, limit, explain_phrases, join, reading)
-        rows = [{"id": node_id, "weight": w} for node_id, w in sorted(seeds.items())]
-
-        def work(projection: Projection) -> list[PassageScore]:
-            found = self.runner.read(
-                self._statement("gds_passage_scores"),
-                leader=True,
-                seeds=rows,
-                limit=limit,
-                explain_phrases=max(0, explain_phrases),
-                **self._params(projection, walk),
-            )
-            return passage_score_rows(found, "contribution")
 
         def edgeless(projection: Projection) -> list[PassageScore]:
             if projection.empty:
@@ -240,7 +266,16 @@ class GdsPpr:
             scores = normalised(self._known("read_existing_phrases", seeds))
             return aggregate_passage_scores(self.runner, self.namespace, scores, limit, explain_phrases)
 
-        return self._on_projection("phrases", work, edgeless, join, reading)
+        ranking = _Ranking(
+            "phrases",
+            "gds_passage_scores",
+            phrase_rows(seeds),
+            {"limit": limit, "explain_phrases": max(0, explain_phrases)},
+            lambda rows: passage_score_rows(rows, "contribution"),
+            edgeless,
+        )
+        result: list[PassageScore] = self._on_projection(ranking, walk, join, reading)
+        return result
 
     def passage_node_scores(
         self,
@@ -259,18 +294,6 @@ class GdsPpr:
             return delegate.passage_node_scores(
                 phrase_seeds, passage_seeds, walk, limit, explain_phrases, join, reading
             )
-        rows = [{"id": seed.id, "weight": seed.weight, "kind": seed.kind} for seed in reset]
-
-        def work(projection: Projection) -> list[PassageScore]:
-            found = self.runner.read(
-                self._statement("gds_passage_nodes"),
-                leader=True,
-                seeds=rows,
-                limit=limit,
-                explain_phrases=max(0, explain_phrases),
-                **self._params(projection, walk),
-            )
-            return passage_score_rows(found, "score")
 
         def edgeless(projection: Projection) -> list[PassageScore]:
             if projection.empty:
@@ -286,4 +309,13 @@ class GdsPpr:
                 return []
             return rank_passage_seeds({k: w / total for k, w in known_passages.items()}, limit)
 
-        return self._on_projection("passages", work, edgeless, join, reading)
+        ranking = _Ranking(
+            "passages",
+            "gds_passage_nodes",
+            [{"id": seed.id, "weight": seed.weight, "kind": seed.kind} for seed in reset],
+            {"limit": limit, "explain_phrases": max(0, explain_phrases)},
+            lambda rows: passage_score_rows(rows, "score"),
+            edgeless,
+        )
+        result: list[PassageScore] = self._on_projection(ranking, walk, join, reading)
+        return result
