@@ -66,11 +66,10 @@ from hipporag_neo4j.stores.memory.graph import (
 from hipporag_neo4j.stores.memory.strings import StringTable
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction
 
-#: Reads of a part that may see a concurrent commit before one is used without being kept.
+#: Reads of a part that may see a concurrent commit before one is used without being kept. The last
+#: one cannot be torn (see :meth:`ClientCopy._read_graph`): a reader never fails or waits because
+#: writers keep committing.
 MAX_READS = 3
-#: Reads of a part torn by concurrent commits (one statement saw rows an earlier one had not) before the
-#: copy gives up with an error: a torn read is never used.
-MAX_TORN_READS = 20
 #: Ids per round trip when reading the vectors of new phrases or facts.
 VECTOR_BATCH = 2000
 #: Passage rows (id, title, text, metadata) held per graph version for the passages queries return; the
@@ -278,22 +277,23 @@ class ClientCopy:
             return view
         with self._load_lock:
             self._use_model(state)
-            for attempt in range(1, MAX_TORN_READS + 1):
+            for attempt in range(1, MAX_READS + 1):
                 read = functools.partial(
-                    self._read, base=self._view if self._view is not None else View(-1), name=name
+                    self._read,
+                    base=self._view if self._view is not None else View(-1),
+                    name=name,
+                    strict=attempt < MAX_READS,
                 )
                 found, kept = self.runner.transaction(read, write=False)
                 if kept:
                     self._view = found
                     return found
-                if attempt >= MAX_READS and getattr(found, name) is not None:
-                    return found  # writers kept committing: use this (whole) read once
-            raise StoreError(
-                f"namespace {self.namespace!r}: every one of {MAX_TORN_READS} reads of its {name} was torn "
-                "by concurrent commits; try again"
-            )
+                if getattr(found, name) is not None and attempt == MAX_READS:
+                    break
+            self._count("used_once")
+            return found  # writers kept committing: use this read once, never keep it
 
-    def _read(self, tx: CypherTransaction, base: View, name: str) -> tuple[View, bool]:
+    def _read(self, tx: CypherTransaction, base: View, name: str, strict: bool = True) -> tuple[View, bool]:
         before = self.state(tx)
         same = base.version == before.version
         view = dataclasses.replace(base, lock=threading.Lock()) if same else View(before.version)
@@ -302,12 +302,8 @@ class ClientCopy:
         if name == "phrase_vectors" and view.phrase_vectors is None:
             self._read_phrase_vectors(tx, view, before.dim)
         elif name == "graph" and view.graph is None:
-            try:
-                self._read_graph(tx, view)
-            except KeyError:
-                # the mentions or edges named a phrase or passage the phrase read had not: a commit
-                # landed between the statements (READ COMMITTED). Not kept: read again.
-                return view, False
+            if not self._read_graph(tx, view, strict=strict):
+                return view, False  # torn: read again
         elif name == "dense" and view.dense is None:
             self._read_dense(tx, view, before.dim)
         elif name == "passage_total" and view.passage_total is None:
@@ -371,8 +367,16 @@ class ClientCopy:
             vectors[np.asarray(order, dtype=np.intp)] if order else vectors,
         )
 
-    def _read_graph(self, tx: CypherTransaction, view: View) -> None:
-        """The embedded store's GraphSnapshot (without passage vectors: see :meth:`dense_passage_scores`)."""
+    def _read_graph(self, tx: CypherTransaction, view: View, *, strict: bool = True) -> bool:
+        """The embedded store's GraphSnapshot (without passage vectors: see :meth:`dense_passage_scores`).
+
+        Neo4j reads at READ COMMITTED, so a commit landing between the phrase read and the mention or
+        edge reads makes them name a phrase (or passage) this read has no row for: the read is torn.
+        ``strict``: then nothing is set and False returned (read again). Otherwise the rows naming such a
+        node are left out: the graph of the nodes read, with the mentions and edges among them that the
+        statements saw (each statement's rows are committed ones; the ones left out belong to commits
+        after the phrase read). That is what any query of the server sees at READ COMMITTED: a read of
+        what was committed while it ran. Such a read is used once and never kept (``_load``)."""
         self._count("graph")
         assert view.phrases is not None
         phrases = view.phrases
@@ -382,24 +386,33 @@ class ClientCopy:
         found = tx.run("client_passage_ids", namespace=self.namespace)[0]
         passage_list = [str(p) for _, p in sorted(zip(found["written_in"], found["ids"], strict=True))]
         passage_position = {pid: i for i, pid in enumerate(passage_list)}
-        m_rows = [passage_position[str(p)] for p in mentions["passage_ids"]]
-        m_cols = [pos[str(p)] for p in mentions["phrase_ids"]]
+        at = passage_position.get
+        m_rows = np.asarray([at(str(p), -1) for p in mentions["passage_ids"]], dtype=np.int64)
+        m_cols = np.asarray([pos.get(str(p), -1) for p in mentions["phrase_ids"]], dtype=np.int64)
+        m_keep = (m_rows >= 0) & (m_cols >= 0)
+        edges = tx.run("client_edges", namespace=self.namespace)[0]
+        # relation edges first, then synonyms: each pair's entry summed as the embedded store sums it
+        relation = np.asarray(edges["relation"], dtype=bool)
+        sources = np.asarray([pos.get(str(s), -1) for s in edges["sources"]], dtype=np.int64)
+        targets = np.asarray([pos.get(str(t), -1) for t in edges["targets"]], dtype=np.int64)
+        e_keep = (sources >= 0) & (targets >= 0)
+        torn = not (m_keep.all() and e_keep.all())
+        if torn and strict:
+            return False
         m = compact(
             sp.csr_matrix(
-                (
-                    np.asarray(mentions["counts"], dtype=np.float64),
-                    (np.asarray(m_rows, dtype=np.int64), np.asarray(m_cols, dtype=np.int64)),
-                ),
+                (np.asarray(mentions["counts"], dtype=np.float64)[m_keep], (m_rows[m_keep], m_cols[m_keep])),
                 shape=(len(passage_list), n_phrases),
             )
         )
-        edges = tx.run("client_edges", namespace=self.namespace)[0]
-        # relation edges first, then synonyms: each pair's entry summed as the embedded store sums it
-        order = np.argsort(~np.asarray(edges["relation"], dtype=bool), kind="stable")
-        sources = np.asarray([pos[str(s)] for s in edges["sources"]], dtype=np.int64)[order]
-        targets = np.asarray([pos[str(t)] for t in edges["targets"]], dtype=np.int64)[order]
-        weights = np.asarray(edges["weights"], dtype=np.float64)[order]
+        weights = np.asarray(edges["weights"], dtype=np.float64)
         n_relation = int(edges["relation_edges"] or 0)
+        if torn:  # the relation edges among the nodes read
+            n_relation -= int((relation & ~e_keep).sum())
+            relation, weights = relation[e_keep], weights[e_keep]
+            sources, targets = sources[e_keep], targets[e_keep]
+        order = np.argsort(~relation, kind="stable")
+        sources, targets, weights = sources[order], targets[order], weights[order]
         adjacency = canonical_adjacency(sources, targets, weights, n_relation, n_phrases)
         # transition matrix and strengths as the embedded store's build computes them
         view.graph = GraphSnapshot.derived(
@@ -411,6 +424,7 @@ class ClientCopy:
             n_relation,
             len(sources) - n_relation,
         )
+        return True
 
     def _read_facts(self, tx: CypherTransaction, view: View, dim: int) -> None:
         self._count("facts")

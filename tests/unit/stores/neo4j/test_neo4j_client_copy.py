@@ -108,6 +108,35 @@ def test_a_read_torn_by_a_commit_between_its_statements_is_read_again() -> None:
     assert [s.passage_id for s in scores] == [p for p, _ in reference_passage_scores(g, {"ph03": 1.0}, 5)]
 
 
+def test_a_read_torn_on_every_attempt_answers_from_the_nodes_it_read_and_is_not_kept() -> None:
+    """Writers that commit between the statements of every read (a busy namespace) never make a query
+    fail: the last read leaves out the rows naming nodes it had not read (commits after its phrase read)
+    and is used once; the next query reads again."""
+    g = corpus()
+    store = store_on(FakeServer(g), gds=None, version="5.26.0")
+    driver = store.runner.driver
+    commits: list[int] = []
+
+    def hook(name: str) -> None:
+        if name == "client_passage_ids":  # after the phrases, before the edges: on every read
+            late = f"late{len(commits)}"
+            g.phrase(NS, late, f"late phrase {len(commits)}")
+            g.relation(NS, late, "ph03", 1.0)
+            g.bump(NS)
+            commits.append(g.versions[NS])
+
+    driver.after_statement.append(hook)
+    reference = reference_passage_scores(g, {"ph03": 1.0}, 5)  # before any late phrase
+    scores = store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    assert len(commits) == 3 == len(driver.named("client_edges"))  # every read torn, the last one used
+    # the late phrases mention no passage: the ranking is that of the graph without them
+    assert [s.passage_id for s in scores] == [p for p, _ in reference]
+    assert store.copy.reads.get("used_once") == 1
+    driver.after_statement.clear()
+    store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    assert len(driver.named("client_edges")) == 4  # not kept: read again, whole this time
+
+
 def test_the_index_setting_keeps_the_vector_indexes() -> None:
     g = with_vectors(corpus())
     store = store_on(FakeServer(g), gds=None, version="5.26.0", vector_search="index")
