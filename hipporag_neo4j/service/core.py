@@ -117,15 +117,6 @@ class _IndexJob:
         log.warning("index job %s interrupted: %s", job.id, job.error)
 
 
-def reader_store(store: GraphStore) -> GraphStore:
-    """The store object the readers use beside the writer's ``store``: the embedded store gives one of its
-    own (``another``: its own SQLite connection and snapshot, so a read never waits for the writer's
-    transaction nor sees it uncommitted); a store without ``another`` (Neo4j: a driver whose sessions
-    read at one graph version each) is shared."""
-    another = getattr(store, "another", None)
-    return cast(GraphStore, another()) if callable(another) else store
-
-
 def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, HippoRAGError) else f"{type(exc).__name__}: {exc}"
 
@@ -175,7 +166,7 @@ class KnowledgeService:
                 self.memory.finish_synonyms()
                 self._reader = HippoRAG(
                     self.settings,
-                    store=reader_store(self.memory.store),
+                    store=self.memory.store.for_readers(),
                     embedder=self.memory.embedder,
                     query_ner=self._query_ner,
                     writes=False,

@@ -395,6 +395,13 @@ class GraphStore(Protocol):
 
     def close(self) -> None: ...
 
+    def for_readers(self) -> GraphStore:
+        """The store object that queries run on while this one writes (a service's reader): one that
+        sees the last committed graph version and never waits for this object's write transaction.
+        The embedded store gives a new object (its own SQLite connection and snapshot); the Neo4j store
+        itself (every read is a server transaction, one graph version per query)."""
+        ...
+
     # --- indexing ---------------------------------------------------------------------------
     def existing_passages(self, ids: Sequence[str]) -> set[str]:
         """Which of these passage ids are already stored."""

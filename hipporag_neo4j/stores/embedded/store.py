@@ -284,6 +284,9 @@ class EmbeddedStore:
     def another(self) -> EmbeddedStore:
         return EmbeddedStore(self.path, vector_search=self.vector_search)
 
+    def for_readers(self) -> EmbeddedStore:
+        return self.another()
+
     def view(self) -> MemoryView:
         """The snapshot of the current graph version, for one query's reads."""
         return self.cache.view()

@@ -202,6 +202,9 @@ class Neo4jStore:
     def meta(self) -> StoreMeta | None:
         return schema.read_meta(self.runner, self.namespace)
 
+    def for_readers(self) -> Neo4jStore:
+        return self  # every read is a server transaction at one graph version per query
+
     def close(self) -> None:
         """Drop the GDS projections this process made (they would hold GDS heap until a restart), then
         close the driver if the store opened it. Never raises for a projection that cannot be dropped."""
