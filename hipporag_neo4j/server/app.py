@@ -123,7 +123,10 @@ def create_app(settings: Settings, service_factory: Callable[[], KnowledgeServic
 
     @app.exception_handler(HippoRAGError)
     async def _hipporag_error(request: Request, exc: HippoRAGError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=_status_of(exc))
+        status = _status_of(exc)
+        if status >= 500:  # the server's side failed: its log says why, with the stack
+            log.error("%s %s answered %d: %s", request.method, request.url.path, status, exc, exc_info=exc)
+        return JSONResponse({"detail": str(exc)}, status_code=status)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

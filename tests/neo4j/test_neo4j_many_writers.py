@@ -168,12 +168,13 @@ def test_four_cli_runs_and_two_servers_at_once_equal_one_serial_run(tmp_path: Pa
             proc.terminate()
         for proc, _ in serves:
             proc.wait(60)
-    assert [status for status, _ in statuses] == [200] * len(jobs), [body for _, body in statuses if body]
+    logs = [(tmp_path / f"serve{k}.log").read_text() for k in range(SERVES)]
+    failed = [body for _, body in statuses if body]
+    assert [status for status, _ in statuses] == [200] * len(jobs), (failed, [log[-6000:] for log in logs])
     for run, (_out, err) in zip(runs, outcomes, strict=True):
         assert run.returncode == 0, err
         assert "Traceback" not in err, err
-    for k in range(SERVES):
-        log = (tmp_path / f"serve{k}.log").read_text()
+    for log in logs:
         assert "Traceback" not in log, log[-3000:]
     got = graph(namespace)
     assert got["nodes"] == reference["nodes"]

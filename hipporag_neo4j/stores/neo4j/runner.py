@@ -15,6 +15,7 @@ statement; a server that stays unreachable as :class:`StoreUnavailableError` nam
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -25,6 +26,8 @@ from neo4j.exceptions import DriverError, Neo4jError
 
 from hipporag_neo4j.stores.neo4j.cypher import CypherQuery, load_query, load_script, with_dimension
 from hipporag_neo4j.stores.neo4j.driver import failure, is_unavailable
+
+log = logging.getLogger(__name__)
 
 Record = dict[str, Any]
 T = TypeVar("T")
@@ -156,6 +159,7 @@ class CypherRunner:
                     raise failure(exc, where, server=self.server, retries=attempt, waited=waited) from exc
                 attempt += 1
                 self.retries += 1
+                log.info("%s: transient failure %d of %d retried: %s", where, attempt, self.max_retries, exc)
                 self._sleep(self.delay(attempt))
 
     def write(self, work: Callable[[CypherTransaction], T]) -> T:
