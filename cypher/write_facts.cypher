@@ -1,7 +1,7 @@
 // One batch of facts; a fact already stored keeps its embedding unless one is given. `created`: how
 // many this statement inserted (as write_phrases). In the same statement, the label of the embedding's
 // dimension ($label: FactEmbeddingNNN, which puts the fact in that dimension's vector index; another
-// dimension's label removed).
+// dimension's label removed). `caption`: the name Neo4j Browser shows (predicate and object, cut).
 UNWIND $rows AS row
 OPTIONAL MATCH (old:Fact {namespace: $namespace, id: row.id})
   USING INDEX SEEK old:Fact(namespace, id)
@@ -10,7 +10,8 @@ MERGE (f:Fact {namespace: $namespace, id: row.id})
   ON CREATE SET f.subject_id = row.subject_id,
                 f.predicate = row.predicate,
                 f.object_id = row.object_id,
-                f.text = row.text
+                f.text = row.text,
+                f.caption = row.caption
 SET f.embedding = coalesce(row.embedding, f.embedding)
 REMOVE f:$([l IN labels(f) WHERE l STARTS WITH $prefix_label AND l <> $label])
 SET f:$($label)

@@ -45,6 +45,7 @@ PROPERTY_KEYS: Final = (
     "created_at",
     "reembed_state",
     "method",  # SAME_AS (linking to an enterprise graph)
+    "caption",  # Passage and Fact: the name Neo4j Browser shows (common/captions.py)
 )
 
 #: Keys of the maps in ``$rows``-style parameters; ``row.key`` reads like a property to the linter.
@@ -64,6 +65,7 @@ ROW_KEYS: Final = (
     "mentioned",
     "target",
     "node_id",
+    "path",
 )
 
 EmbeddedLabel = Literal["passage", "phrase", "fact"]

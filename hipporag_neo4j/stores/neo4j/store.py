@@ -54,6 +54,7 @@ from hipporag_neo4j.stores.neo4j.capabilities import (
     gds_concurrency,
     server_processors,
 )
+from hipporag_neo4j.stores.neo4j.captions import backfill_captions
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
@@ -196,6 +197,7 @@ class Neo4jStore:
             raise CapabilityError("Neo4j cannot host this store: " + "; ".join(caps.problems))
         meta = schema.ensure_schema(self.runner, self.namespace, embedding_model, embedding_dim)
         check_no_reembed(self.reembed_state(), f"namespace {self.namespace!r}")
+        backfill_captions(self.runner, self.namespace)
         self._meta = meta
         return meta
 
