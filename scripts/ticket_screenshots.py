@@ -81,15 +81,27 @@ def shoot_explorer(browser: Any, url: str, key: str, hub: str, out: Path) -> Non
     page.click("#search-form button[type=submit]")
     page.click("#search-results li[data-key^='passage:']")
     page.wait_for_function("window.__explorer.exploreCount >= 2 && window.__explorer.stable", timeout=120_000)
-    page.click("#panel-close")
     page.wait_for_timeout(500)
     page.screenshot(path=str(out / "explorer-chunk.png"))
+
+
+def chunk_id(uri: str, password: str) -> str:
+    """The id of the archive's 13th chunk in the Neo4j namespace (ids are the paths as indexed)."""
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(uri, auth=("neo4j", password)) as driver:
+        records = driver.execute_query(
+            "MATCH (d:Passage {namespace: $ns}) WHERE d.id ENDS WITH $end RETURN d.id AS id",
+            ns=NAMESPACE,
+            end="/archive-2023.txt#12",
+        ).records
+    return str(records[0]["id"])
 
 
 def shoot_browser(browser: Any, browser_url: str, uri: str, password: str, hub: str, out: Path) -> None:
     from tests.support.neo4j_browser_support import browser_login, browser_run
 
-    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page = browser.new_context(viewport={"width": 1500, "height": 1000}).new_page()
     page.set_default_timeout(180_000)
     browser_login(page, browser_url, uri, "neo4j", password)
     grass = (REPO / "docker" / "browser-style.grass").read_text(encoding="utf-8")
@@ -97,16 +109,23 @@ def shoot_browser(browser: Any, browser_url: str, uri: str, password: str, hub: 
     style.locator('[data-testid="frameContents"]', has_text="node.Passage").wait_for()
     browser_run(page, f":param namespace => '{NAMESPACE}'")
     browser_run(page, f":param name => '{hub}'")
-    browser_run(page, ":param passage_id => 'tickets/archive-2023.txt#12'")
+    browser_run(page, f":param passage_id => '{chunk_id(uri, password)}'")
     cypher = REPO / "cypher"
-    frame = browser_run(page, (cypher / "explore_passage.cypher").read_text(encoding="utf-8"))
-    frame.locator("svg g.node").first.wait_for(state="attached")
-    page.wait_for_timeout(3000)
-    frame.screenshot(path=str(out / "neo4j-browser-chunk.png"))
-    frame = browser_run(page, (cypher / "explore_phrase.cypher").read_text(encoding="utf-8"))
-    frame.locator("svg g.node").first.wait_for(state="attached")
-    page.wait_for_timeout(3000)
-    frame.screenshot(path=str(out / "neo4j-browser-hub.png"))
+    for query, name in (
+        ("explore_passage", "neo4j-browser-chunk.png"),
+        ("explore_phrase", "neo4j-browser-hub.png"),
+    ):
+        frame = browser_run(page, (cypher / f"{query}.cypher").read_text(encoding="utf-8"))
+        frame.locator("svg g.node").first.wait_for(state="attached")
+        frame.locator('button[title="Fullscreen"]').click()
+        collapse = frame.locator('button[aria-label="Collapse the node properties display"]')
+        if collapse.count():  # Browser keeps the panel collapsed for the next frames
+            collapse.click()
+        page.wait_for_timeout(4000)  # the layout settles
+        frame.locator('button[aria-label="zoom-to-fit"]').click()
+        page.wait_for_timeout(1500)
+        frame.screenshot(path=str(out / name))
+        frame.locator('button[title="Close fullscreen"]').click()
 
 
 def main() -> None:
@@ -122,13 +141,16 @@ def main() -> None:
     parser.add_argument("--neo4j-uri", required=True)
     parser.add_argument("--neo4j-password", required=True)
     parser.add_argument("--browser-url", required=True)
-    parser.add_argument("--skip-index", action="store_true", help="the stores are built already")
+    parser.add_argument(
+        "--skip-index", choices=["none", "embedded", "both"], default="none", help="stores built already"
+    )
     args = parser.parse_args()
     store = args.work / "kb"
     neo4j = {"uri": args.neo4j_uri, "user": "neo4j", "password": args.neo4j_password, "namespace": NAMESPACE}
-    if not args.skip_index:
-        files = write_files(args.work / "files")
+    files = write_files(args.work / "files")
+    if args.skip_index == "none":
         index(files, {"store": {"path": str(store)}})
+    if args.skip_index != "both":
         index(files, {"neo4j": neo4j})
     hub, count = hub_phrase(store)
     print(f"hub phrase: {hub!r} in {count} passages", file=sys.stderr)

@@ -31,8 +31,8 @@ IMAGES = REPO / "docs" / "images"
 
 # what docker/browser-style.grass promises: fill colour, radius (diameter / 2), caption property
 STYLE = {
-    "Passage": ("#4C8EDA", 40.0, "caption"),
-    "Phrase": ("#F79767", 25.0, "name"),
+    "Passage": ("#4C8EDA", 50.0, "caption"),
+    "Phrase": ("#F79767", 30.0, "name"),
     "Fact": ("#C990C0", 35.0, "caption"),
 }
 PASSAGE_TITLE = "Helena Várkonyi"

@@ -29,13 +29,8 @@ def test_every_passage_and_fact_has_a_caption_and_old_namespaces_get_theirs_on_o
 
     server = neo4j_server_or_skip()
     n4j = neo4j_settings_or_skip()
-    values = {
-        "uri": n4j.uri,
-        "user": n4j.user,
-        "password": n4j.password.get_secret_value(),
-        "database": n4j.database,
-        "namespace": n4j.namespace,
-    }
+    uri, user, password, database = server
+    values = dict(uri=uri, user=user, password=password, database=database, namespace=n4j.namespace)
     settings = load_settings({**CAPTION_SETTINGS, "neo4j": values})
     with HippoRAG(settings) as memory:
         report = memory.index_files([write_caption_files(tmp_path / "files")])

@@ -32,7 +32,7 @@ NEIGHBOURS = {
     "RELATION": "related phrases",
     "SYNONYM": "synonyms",
     "SAME_AS": "linked nodes",
-    "MENTIONS": "passages",
+    "MENTIONS": "passages",  # around a passage: the phrases it mentions
     "LINKED": "related nodes",
 }
 STATIC = resources.files("hipporag_neo4j.server.explorer").joinpath("static")
@@ -203,7 +203,8 @@ def grouped(found: Neighbourhood, cap: int, cypher: BrowserCypher | None) -> Gra
                 if e.kind == kind and center in (e.source, e.target)
             }
         )
-        group = GroupOut(edge=kind, name=NEIGHBOURS.get(kind, kind.lower()), total=total, shown=shown)
+        name = "phrases" if kind == "MENTIONS" and graph.center.kind == "passage" else NEIGHBOURS[kind]
+        group = GroupOut(edge=kind, name=name, total=total, shown=shown)
         if total > shown:
             more = f"{center}|{kind}"
             group.more = key = f"more:{more}"

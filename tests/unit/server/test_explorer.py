@@ -230,3 +230,15 @@ def test_a_small_neighbourhood_is_drawn_whole_with_no_more_node() -> None:
     graph = grouped(_hub(passages=3, related=2, fetched=100), 25, None)
     assert [n.kind for n in graph.nodes].count("more") == 0 and not graph.truncated
     assert {g.edge: (g.shown, g.total) for g in graph.groups} == {"MENTIONS": (3, 3), "RELATION": (2, 2)}
+
+
+@pytest.mark.unit
+def test_around_a_passage_the_more_node_counts_phrases() -> None:
+    from hipporag_neo4j.server.explorer.routes import grouped
+    from hipporag_neo4j.stores.base import Neighbourhood
+
+    center = GraphNode("passage", "tickets/archive.txt#3", "archive.txt#3")
+    nodes = [_phrase(i) for i in range(4)]
+    edges = [GraphEdge("MENTIONS", ("passage", center.id), ("phrase", n.id), 1.0) for n in nodes]
+    graph = grouped(Neighbourhood(center, nodes, edges, totals={"MENTIONS": 9}), 2, None)
+    assert [n.label for n in graph.nodes if n.kind == "more"] == ["+7 more phrases"]

@@ -22,7 +22,7 @@
     phrase: "#5b8def",
     passage: "#3f9c5a",
     entity: "#9b59b6",
-    more: "#eef0f5",
+    more: "#dfe3ec",
   };
 
   // --- DOM helpers (text only) -----------------------------------------------------------------
@@ -836,6 +836,7 @@
     const size = n.kind === "phrase" ? 8 + 4 * Math.log2(1 + (n.passage_count || 0)) : undefined;
     return { key: n.key, kind: n.kind, label, tip, size };
   }
+  const QUIET_EDGES = 20;
   function edgeLabel(e) {
     if (e.kind === "RELATION") return shorten(e.label, 40);
     if (e.kind === "SYNONYM") return `synonym ${fmt(e.weight, 2)}`;
@@ -860,8 +861,10 @@
       // "+N more" nodes of this center that no longer stand for anything (a larger cap) go
       const mores = new Set(data.groups.map((g) => g.more).filter(Boolean));
       net.nodes.remove(net.nodes.getIds().filter((k) => k.startsWith(`more:${data.center.key}|`) && !mores.has(k)));
+      // around a hub, labels on every edge would pile up at the center: there they are tooltips only
+      const quiet = data.edges.length > QUIET_EDGES;
       const edges = data.edges.map((e) => ({ kind: e.kind, source: e.source, target: e.target, label: edgeLabel(e) }));
-      net.edges.update(edges.map(visEdge));
+      net.edges.update(edges.map((e) => Object.assign(visEdge(quiet ? { ...e, label: "" } : e), { title: e.label || undefined })));
       explorer.stable = false;
       net.network.once("stabilizationIterationsDone", () => {
         net.network.fit({ animation: false });
@@ -873,7 +876,7 @@
       setStatus(status, exploreSummary(data, limit, cap));
       explorer.explore = {
         nodes: net.nodes.getIds(),
-        edges: net.edges.get().map((e) => ({ source: e.from, target: e.to, label: e.label || "" })),
+        edges: net.edges.get().map((e) => ({ source: e.from, target: e.to, label: e.label || "", title: e.title || "" })),
         expanded: [...expanded],
         truncated: data.truncated,
         groups: data.groups,
