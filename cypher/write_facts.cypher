@@ -1,7 +1,7 @@
 // One batch of facts; a fact already stored keeps its embedding unless one is given. `created`: how
 // many this statement inserted (as write_phrases). In the same statement, the label of the embedding's
 // dimension ($label: FactEmbeddingNNN, which puts the fact in that dimension's vector index; another
-// dimension's label removed). `caption`: the name Neo4j Browser shows (predicate and object, cut).
+// dimension's label removed).
 UNWIND $rows AS row
 OPTIONAL MATCH (old:Fact {namespace: $namespace, id: row.id})
   USING INDEX SEEK old:Fact(namespace, id)

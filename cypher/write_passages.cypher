@@ -1,7 +1,6 @@
 // One batch of passages; an existing passage is left as it is, but for the label of its embedding's
 // dimension ($label: PassageEmbeddingNNN, which puts it in that dimension's vector index; another
 // dimension's label removed). `written_in`: the graph version that created it (see write_phrases).
-// `caption`: the name Neo4j Browser shows (common/captions.py; older passages get it on open).
 UNWIND $rows AS row
 MERGE (d:Passage {namespace: $namespace, id: row.id})
   ON CREATE SET d.title = row.title,

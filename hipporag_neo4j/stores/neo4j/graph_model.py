@@ -25,6 +25,7 @@ PROPERTY_KEYS: Final = (
     "namespace",
     "id",
     "title",
+    "caption",  # Passage and Fact: the name Neo4j Browser shows (common/captions.py)
     "text",
     "metadata_json",
     "embedding",
@@ -45,7 +46,6 @@ PROPERTY_KEYS: Final = (
     "created_at",
     "reembed_state",
     "method",  # SAME_AS (linking to an enterprise graph)
-    "caption",  # Passage and Fact: the name Neo4j Browser shows (common/captions.py)
 )
 
 #: Keys of the maps in ``$rows``-style parameters; ``row.key`` reads like a property to the linter.
@@ -60,12 +60,12 @@ ROW_KEYS: Final = (
     "index",
     "kind",
     "node",
+    "path",
     "passage",
     "raw",
     "mentioned",
     "target",
     "node_id",
-    "path",
 )
 
 EmbeddedLabel = Literal["passage", "phrase", "fact"]

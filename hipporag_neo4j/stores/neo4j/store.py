@@ -54,7 +54,6 @@ from hipporag_neo4j.stores.neo4j.capabilities import (
     gds_concurrency,
     server_processors,
 )
-from hipporag_neo4j.stores.neo4j.captions import backfill_captions
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
@@ -197,7 +196,9 @@ class Neo4jStore:
             raise CapabilityError("Neo4j cannot host this store: " + "; ".join(caps.problems))
         meta = schema.ensure_schema(self.runner, self.namespace, embedding_model, embedding_dim)
         check_no_reembed(self.reembed_state(), f"namespace {self.namespace!r}")
-        backfill_captions(self.runner, self.namespace)
+        from hipporag_neo4j.stores.neo4j.captions import backfill_captions  # (import here: fewer merges)
+
+        backfill_captions(self.runner, self.namespace)  # passages and facts written before captions
         self._meta = meta
         return meta
 
