@@ -10,7 +10,8 @@ MERGE (f:Fact {namespace: $namespace, id: row.id})
   ON CREATE SET f.subject_id = row.subject_id,
                 f.predicate = row.predicate,
                 f.object_id = row.object_id,
-                f.text = row.text
+                f.text = row.text,
+                f.caption = row.caption
 SET f.embedding = coalesce(row.embedding, f.embedding)
 REMOVE f:$([l IN labels(f) WHERE l STARTS WITH $prefix_label AND l <> $label])
 SET f:$($label)

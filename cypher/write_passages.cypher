@@ -6,6 +6,7 @@ MERGE (d:Passage {namespace: $namespace, id: row.id})
   ON CREATE SET d.title = row.title,
                 d.text = row.text,
                 d.metadata_json = row.metadata_json,
+                d.caption = row.caption,
                 d.embedding = row.embedding,
                 d.written_in = $version
 REMOVE d:$([l IN labels(d) WHERE l STARTS WITH $prefix_label AND l <> $label])

@@ -274,6 +274,8 @@ class Neighbourhood:
     nodes: list[GraphNode] = field(default_factory=list)
     edges: list[GraphEdge] = field(default_factory=list)
     truncated: bool = False
+    #: how many neighbours the center has through each kind of edge, all of them (not only those shown)
+    totals: dict[GraphEdgeKind, int] = field(default_factory=dict)
 
 
 @runtime_checkable

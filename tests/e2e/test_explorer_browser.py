@@ -148,6 +148,53 @@ def test_explore_expands_a_node_by_clicking_it_and_opens_a_passage(page: Any) ->
 
 @pytest.mark.browser
 @pytest.mark.integration
+def test_explore_draws_at_most_per_kind_and_a_more_node_and_keeps_a_chunks_number(
+    page: Any, server: ServerProcess
+) -> None:
+    import httpx
+
+    _login(page)
+    page.wait_for_function("window.__explorer.ready")
+    page.click("button[data-view=explore]")
+    page.fill("#explore-cap", "1")  # one neighbour of each kind: the phrase's passages become "+N more"
+    page.fill("#search-input", "stanford university")
+    page.click("#search-form button[type=submit]")
+    page.click(f"#search-results li[data-key='phrase:{make_phrase_id('stanford university')}']")
+    page.wait_for_function("window.__explorer.exploreCount >= 1 && window.__explorer.stable")
+    drawn = page.evaluate("window.__explorer.explore")
+    groups = {g["edge"]: g for g in drawn["groups"]}
+    passages = groups["MENTIONS"]
+    assert passages["total"] >= 2 and passages["shown"] == 1, groups
+    assert len([k for k in drawn["nodes"] if k.startswith("passage:")]) == 1
+    label = page.evaluate("(k) => window.__explorer.networks.explore.nodes.get(k).label", passages["more"])
+    assert label == f"+{passages['total'] - 1} more passages"
+    status = page.text_content("#explore-status")
+    assert f"1 of {passages['total']} passages" in status and "+N more" in status, status
+
+    # a chunk of a file with a long name: its label is cut before the name's end, never before its #n
+    chunk = "support/tickets-archive-of-the-whole-year-2023.txt#12"
+    headers = {"Authorization": f"Bearer {KEY}"}
+    body = {"passages": [{"id": chunk, "text": "Ticket FH-2012: Omar Haddad replaced the seal kit."}]}
+    response = httpx.post(server.url + "/passages", json=body, headers=headers, timeout=120)
+    assert response.status_code == 200, response.text
+    try:
+        page.click("#explore-clear")
+        page.fill("#search-input", "tickets-archive")
+        page.click("#search-form button[type=submit]")
+        page.click(f"#search-results li[data-key='passage:{chunk}']")
+        page.wait_for_function("window.__explorer.exploreCount >= 2 && window.__explorer.stable")
+        label = page.evaluate(
+            "(k) => window.__explorer.networks.explore.nodes.get(k).label", f"passage:{chunk}"
+        )
+        assert label.endswith("\u2026#12") and label.startswith("tickets-archive-of") and len(label) <= 32, (
+            label
+        )
+    finally:
+        httpx.request("DELETE", server.url + "/passages", json={"ids": [chunk]}, headers=headers, timeout=120)
+
+
+@pytest.mark.browser
+@pytest.mark.integration
 def test_a_passage_holding_html_shows_as_text_and_runs_nothing(page: Any) -> None:
     _login(page)
     page.wait_for_function("window.__explorer.ready")

@@ -8,9 +8,7 @@ The Browser URL is the test server's HTTP connector: known for the servers the t
 (``HIPPORAG_TEST_NEO4J_PAIR``), or given as ``HIPPORAG_TEST_NEO4J_BROWSER_URL`` for a running server.
 ``HIPPORAG_TEST_BROWSER_SCREENSHOTS=1`` also writes the screenshots to ``docs/images/``.
 
-Text is pasted into Browser's editor (a paste event), not typed: Monaco closes brackets as they are
-typed, and a ``:style`` typed key by key gains a stray ``}``, an empty rule that crashes Browser 5.24.0
-("Cannot read properties of undefined (reading 'replace')") when it next draws a graph.
+Text is pasted into Browser's editor, not typed (tests/support/neo4j_browser_support.py says why).
 """
 
 from __future__ import annotations
@@ -23,17 +21,19 @@ from typing import Any
 
 import pytest
 
+from tests.support.neo4j_browser_support import TIMEOUT, browser_login
+from tests.support.neo4j_browser_support import browser_run as _run
+
 REPO = Path(__file__).resolve().parents[2]
 GRASS = REPO / "docker" / "browser-style.grass"
 CYPHER = REPO / "cypher"
 IMAGES = REPO / "docs" / "images"
-TIMEOUT = 180_000  # ms: Browser is a heavy single-page app and the machine may be loaded
 
 # what docker/browser-style.grass promises: fill colour, radius (diameter / 2), caption property
 STYLE = {
-    "Passage": ("#4C8EDA", 32.5, "title"),
-    "Phrase": ("#F79767", 25.0, "name"),
-    "Fact": ("#C990C0", 20.0, "text"),
+    "Passage": ("#4C8EDA", 50.0, "caption"),
+    "Phrase": ("#F79767", 30.0, "name"),
+    "Fact": ("#C990C0", 35.0, "caption"),
 }
 PASSAGE_TITLE = "Helena Várkonyi"
 PHRASE = "stanford university"
@@ -86,30 +86,6 @@ def page(chromium: Any) -> Iterator[Any]:
     context.set_default_timeout(TIMEOUT)
     yield context.new_page()
     context.close()
-
-
-def _run(page: Any, text: str) -> Any:
-    """Paste ``text`` into the main editor, run it, and return its frame (the newest, on top)."""
-    frames = page.locator('[data-testid="frame"]')
-    before = frames.count()
-    page.click("#monaco-main-editor")
-    page.evaluate(
-        """text => {
-            const data = new DataTransfer();
-            data.setData('text/plain', text);
-            document.querySelector('#monaco-main-editor textarea').dispatchEvent(
-                new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
-        }""",
-        text,
-    )
-    page.locator('[data-testid="editor-Run"]').first.click()
-    page.wait_for_function(
-        "n => document.querySelectorAll('[data-testid=\"frame\"]').length > n", arg=before, timeout=TIMEOUT
-    )
-    frame = frames.first
-    command = " ".join(text.split())
-    assert " ".join(frame.locator('[data-testid="frameCommand"]').inner_text().split()) == command
-    return frame
 
 
 def _drawn(frame: Any, count: int) -> list[dict[str, Any]]:
@@ -177,7 +153,7 @@ def test_browser_draws_our_graph_with_the_project_style(
         server,
         "MATCH (d:Passage {namespace: $ns, title: $title}) "
         "RETURN d.id AS id, COLLECT { MATCH (d)-[:MENTIONS]->(p:Phrase) RETURN p.name } AS phrases, "
-        "COLLECT { MATCH (d)-[:STATES]->(f:Fact) RETURN f.text } AS facts",
+        "COLLECT { MATCH (d)-[:STATES]->(f:Fact) RETURN f.caption } AS facts",
         ns=namespace,
         title=PASSAGE_TITLE,
     )[0]
@@ -185,19 +161,13 @@ def test_browser_draws_our_graph_with_the_project_style(
         server,
         "MATCH (p:Phrase {namespace: $ns, name: $name}) "
         "RETURN COLLECT { MATCH (p)-[:RELATION|SYNONYM]-(o:Phrase) RETURN DISTINCT o.name } AS phrases, "
-        "COLLECT { MATCH (d:Passage)-[:MENTIONS]->(p) RETURN d.title } AS passages",
+        "COLLECT { MATCH (d:Passage)-[:MENTIONS]->(p) RETURN d.caption } AS passages",
         ns=namespace,
         name=PHRASE,
     )[0]
     assert passage["phrases"] and passage["facts"] and around["passages"]
 
-    page.goto(browser_url)
-    page.fill('input[data-testid="boltaddress"]', indexed["uri"])
-    page.fill('input[data-testid="username"]', indexed["user"])
-    page.fill('input[data-testid="password"]', indexed["password"])
-    page.click('button[data-testid="connect"]')
-    page.locator('input[data-testid="boltaddress"]').wait_for(state="detached")
-    page.locator('[data-testid="frameCommand"]', has_text=":play start").wait_for()
+    browser_login(page, browser_url, indexed["uri"], indexed["user"], indexed["password"])
 
     style = _run(page, ":style " + GRASS.read_text(encoding="utf-8"))
     style.locator('[data-testid="frameContents"]', has_text="node.Passage").wait_for()

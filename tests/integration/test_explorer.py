@@ -71,13 +71,16 @@ def test_graph_explorer_reads_agree_on_both_stores(small_store: Any) -> None:
         GraphEdge("MENTIONS", ("passage", "p1"), ("phrase", stanford), 1.0),
         GraphEdge("MENTIONS", ("passage", "p3"), ("phrase", stanford), 1.0),
     }
+    # every neighbour counted, not only those shown
+    assert around.totals == {"RELATION": 2, "SYNONYM": 1, "SAME_AS": 0, "MENTIONS": 2}
     cut = store.neighbourhood("phrase", stanford, 2)  # one relation (ties by id), then the synonym
     first = min(make_phrase_id("thomas"), make_phrase_id("maria"))
     assert [(n.kind, n.id) for n in cut.nodes] == [("phrase", first), ("phrase", harvard)]
-    assert cut.truncated
+    assert cut.truncated and cut.totals == around.totals
 
     passage = store.neighbourhood("passage", "p5", 10)
     assert {n.label for n in passage.nodes} == {"harvard", "cambridge"}
+    assert passage.totals == {"MENTIONS": 2}
     assert GraphEdge("RELATION", _ref("harvard"), _ref("cambridge"), 1.0, "is in") in passage.edges
     assert GraphEdge("MENTIONS", ("passage", "p5"), _ref("harvard"), 2.0) in passage.edges
 
@@ -151,7 +154,18 @@ def test_explorer_api_over_serve(server: ServerProcess) -> None:
     assert (overview["cypher"] is not None) == on_neo4j  # the Browser Cypher only on Neo4j
     stanford = make_phrase_id("stanford university")
     graph = _get(server, "/explorer/api/neighbourhood", kind="phrase", id=stanford, limit=2).json()
-    assert graph["center"]["key"] == f"phrase:{stanford}" and len(graph["nodes"]) == 2 and graph["truncated"]
+    assert graph["center"]["key"] == f"phrase:{stanford}" and graph["truncated"]
+    assert len([n for n in graph["nodes"] if n["kind"] != "more"]) == 2
+    # what was left out is drawn as "+N more" nodes, N from the totals
+    groups = {g["edge"]: g for g in graph["groups"]}
+    mores = {n["key"]: n["label"] for n in graph["nodes"] if n["kind"] == "more"}
+    assert mores and all(
+        mores[g["more"]].startswith(f"+{g['total'] - g['shown']} more ") for g in groups.values() if g["more"]
+    )
+    assert (
+        groups["MENTIONS"]["total"]
+        == _get(server, "/explorer/api/search", q="stanford university").json()[0]["passage_count"]
+    )
     if on_neo4j:
         assert graph["cypher"]["file"] == "cypher/explore_phrase.cypher"
         assert ':param name => "stanford university"' in graph["cypher"]["text"]
@@ -167,3 +181,69 @@ def test_explorer_api_over_serve(server: ServerProcess) -> None:
     passage = _get(server, "/explorer/api/passage", id=XSS_ID).json()
     assert passage["passage"]["text"] == XSS_TEXT
     assert _get(server, "/explorer/api/search", q="").status_code == 422
+
+
+# --- a hub phrase: hundreds of chunks of one file mention it ---------------------------------------------
+
+HUB_CHUNKS = 120
+
+
+@pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def hub_store(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
+    """A ticket archive's chunks (``support/tickets-2023.txt#n``, no title), each stating that its ticket
+    was handled by one agent: "agent" is mentioned by every chunk and related to every ticket phrase."""
+    from hipporag_neo4j.common.text import fact_text, make_fact_id
+    from hipporag_neo4j.models import Passage
+    from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
+    from tests.support import store_corpus
+    from tests.support.fakes import HashEmbedder
+    from tests.support.store_corpus import _open_store
+
+    emb = HashEmbedder(dim=384)
+    monkeypatch.setattr(store_corpus, "EMB", emb)
+    store = _open_store(request.param, tmp_path)
+    hub = make_phrase_id("agent")
+    phrases = {hub: PhraseRecord(hub, "agent", emb.encode(["agent"])[0])}
+    records = []
+    for n in range(HUB_CHUNKS):
+        ticket = f"ticket fh {1900 + n}"
+        tid = make_phrase_id(ticket)
+        phrases[tid] = PhraseRecord(tid, ticket, emb.encode([ticket])[0])
+        text = fact_text(ticket, "handled by", "agent")
+        fact = FactRecord(
+            make_fact_id(ticket, "handled by", "agent"), tid, "handled by", hub, text, emb.encode([text])[0]
+        )
+        passage = Passage(id=f"support/tickets-2023.txt#{n}", text=f"Ticket FH-{1900 + n}. Agent: Omar.")
+        records.append(PassageRecord(passage, emb.encode([passage.text])[0], {hub: 1, tid: 1}, [fact]))
+    store.write_passages(list(phrases.values()), records)
+    yield store
+    store.close()
+
+
+@pytest.mark.integration
+def test_a_hub_phrase_is_capped_per_kind_and_grouped_with_its_real_count(hub_store: Any) -> None:
+    from hipporag_neo4j.server.explorer.routes import grouped
+
+    hub = make_phrase_id("agent")
+    found = hub_store.neighbourhood("phrase", hub, 60)
+    assert found.totals == {"RELATION": HUB_CHUNKS, "SYNONYM": 0, "SAME_AS": 0, "MENTIONS": HUB_CHUNKS}
+    assert found.truncated and len(found.nodes) == 60
+    graph = grouped(found, 25, None)
+    passages = [n for n in graph.nodes if n.kind == "passage"]
+    assert len(passages) == 25 and len([n for n in graph.nodes if n.kind == "phrase"]) == 25
+    more = {n.label for n in graph.nodes if n.kind == "more"}
+    assert more == {f"+{HUB_CHUNKS - 25} more passages", f"+{HUB_CHUNKS - 25} more related phrases"}
+    # a chunk is called by its file name and keeps its #n
+    assert all(n.label == n.id.removeprefix("support/") for n in passages), passages
+    assert all(n.label.startswith("tickets-2023.txt#") for n in passages)
+    assert {(g.edge, g.shown, g.total) for g in graph.groups} == {
+        ("RELATION", 25, HUB_CHUNKS),
+        ("MENTIONS", 25, HUB_CHUNKS),
+    }
+    # the search and a passage's own neighbourhood call chunks the same way
+    found = hub_store.search_nodes("tickets-2023.txt#7", 20)
+    assert [n.label for n in found] == ["tickets-2023.txt#7", *(f"tickets-2023.txt#7{i}" for i in range(10))]
+    own = hub_store.neighbourhood("passage", "support/tickets-2023.txt#7", 10)
+    assert own.center.label == "tickets-2023.txt#7" and own.totals == {"MENTIONS": 2}

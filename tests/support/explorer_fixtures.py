@@ -83,3 +83,26 @@ def server(
             server_found = neo4j_support.server_found()
             if server_found is not None:
                 neo4j_support.delete_namespaces(server_found, [n4j.namespace])
+
+
+def write_caption_files(folder: Path, tickets: int = 12) -> Path:
+    """Files as a user has them: a Markdown page with a title, one ticket as a title-less .txt, and an
+    archive of tickets (from tests/data/tickets) long enough to be chunked (``archive-2023.txt#n``)."""
+    import json
+
+    corpus = json.loads(
+        (Path(__file__).resolve().parents[1] / "data" / "tickets" / "corpus.json").read_text()
+    )
+    (folder / "wiki").mkdir(parents=True)
+    (folder / "tickets").mkdir()
+    (folder / "wiki" / "release.md").write_text(
+        "# Release notes\n\nThe Swift S1 pump firmware 2.1 fixes the start-up rattle.\n", encoding="utf-8"
+    )
+    (folder / "tickets" / "FH-2000.txt").write_text(corpus[100]["text"], encoding="utf-8")
+    archive = "\n\n".join(f"{t['title']}\n{t['text']}" for t in corpus[:tickets])
+    (folder / "tickets" / "archive-2023.txt").write_text(archive, encoding="utf-8")
+    return folder
+
+
+#: the settings that index :func:`write_caption_files` offline, the archive in several chunks
+CAPTION_SETTINGS = {"extraction": {"method": "spacy", "max_passage_tokens": 96}}

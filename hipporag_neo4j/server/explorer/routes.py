@@ -25,6 +25,16 @@ from hipporag_neo4j.service import KnowledgeService
 from hipporag_neo4j.stores.base import GraphEdge, GraphExplorer, GraphNode, Neighbourhood
 
 MAX_NODES = 300
+#: neighbours of one kind drawn around a node before the rest are grouped into one "+N more" node
+GROUP_CAP = 25
+#: what the neighbours through each kind of edge are called in a "+N more" node
+NEIGHBOURS = {
+    "RELATION": "related phrases",
+    "SYNONYM": "synonyms",
+    "SAME_AS": "linked nodes",
+    "MENTIONS": "passages",  # around a passage: the phrases it mentions
+    "LINKED": "related nodes",
+}
 STATIC = resources.files("hipporag_neo4j.server.explorer").joinpath("static")
 STATIC_FILES = {"app.js": "text/javascript", "app.css": "text/css"}
 #: vis-network as the pyvis wheel ships it in ``pyvis/lib/vis-<version>/`` (pyvis is BSD-3, vis-network
@@ -54,7 +64,7 @@ class _Out(BaseModel):
 
 class NodeOut(_Out):
     key: str = Field(description="'<kind>:<id>', unique in a drawing.")
-    kind: Literal["phrase", "passage", "entity"]
+    kind: Literal["phrase", "passage", "entity", "more"]
     id: str
     label: str
     passage_count: int | None = None
@@ -76,11 +86,22 @@ class BrowserCypher(_Out):
     text: str
 
 
+class GroupOut(_Out):
+    """The neighbours of one kind: how many there are and how many are drawn."""
+
+    edge: str = Field(description="The kind of edge to the center: RELATION, SYNONYM, MENTIONS, ...")
+    name: str = Field(description="What these neighbours are, e.g. 'passages'.")
+    total: int
+    shown: int
+    more: str | None = Field(None, description="Key of the '+N more' node standing for the rest.")
+
+
 class GraphOut(_Out):
     center: NodeOut | None = None
     nodes: list[NodeOut] = Field(default_factory=list)
     edges: list[EdgeOut] = Field(default_factory=list)
     truncated: bool = False
+    groups: list[GroupOut] = Field(default_factory=list)
     cypher: BrowserCypher | None = None
 
 
@@ -147,6 +168,54 @@ def _graph(found: Neighbourhood, cypher: BrowserCypher | None) -> GraphOut:
         truncated=found.truncated,
         cypher=cypher,
     )
+
+
+def grouped(found: Neighbourhood, cap: int, cypher: BrowserCypher | None) -> GraphOut:
+    """``found`` with at most ``cap`` neighbours of each kind of edge to the center (strongest first, as
+    the store ordered them); the rest of a kind, and those the store left out, are one "+N more" node
+    (kind ``more``, N counted from the store's totals) with an edge from the center. ``groups`` says,
+    per kind, how many there are and how many are drawn."""
+    graph = _graph(found, cypher)
+    if graph.center is None:
+        return graph
+    center = graph.center.key
+    kinds: dict[str, str] = {}  # neighbour key -> the first kind of edge joining it to the center
+    for edge in graph.edges:
+        other = edge.target if edge.source == center else edge.source if edge.target == center else None
+        if other is not None:
+            kinds.setdefault(other, edge.kind)
+    taken: dict[str, int] = {}
+    kept: set[str] = set()
+    for node in graph.nodes:  # in the store's order: strongest first within each kind
+        kind = kinds.get(node.key)
+        if kind is None or taken.get(kind, 0) < cap:
+            kept.add(node.key)
+            if kind is not None:
+                taken[kind] = taken.get(kind, 0) + 1
+    graph.nodes = [n for n in graph.nodes if n.key in kept]
+    ends = kept | {center}
+    graph.edges = [e for e in graph.edges if e.source in ends and e.target in ends]
+    for kind, total in found.totals.items():
+        shown = len(
+            {
+                e.target if e.source == center else e.source
+                for e in graph.edges
+                if e.kind == kind and center in (e.source, e.target)
+            }
+        )
+        name = "phrases" if kind == "MENTIONS" and graph.center.kind == "passage" else NEIGHBOURS[kind]
+        group = GroupOut(edge=kind, name=name, total=total, shown=shown)
+        if total > shown:
+            more = f"{center}|{kind}"
+            group.more = key = f"more:{more}"
+            graph.nodes.append(
+                NodeOut(key=key, kind="more", id=more, label=f"+{total - shown:,} more {group.name}")
+            )
+            graph.edges.append(EdgeOut(kind="MORE", source=center, target=key, weight=float(total - shown)))
+            graph.truncated = True
+        if total:
+            graph.groups.append(group)
+    return graph
 
 
 def browser_cypher(file: str, **params: Any) -> BrowserCypher:
@@ -263,8 +332,13 @@ def explorer_router(protected: Sequence[Any]) -> APIRouter:
         kind: Literal["phrase", "passage", "entity"],
         id: Annotated[str, Query(min_length=1, max_length=2000)],
         limit: Annotated[int, Query(ge=1, le=MAX_NODES)] = 100,
+        cap: Annotated[
+            int, Query(ge=1, le=MAX_NODES, description="Neighbours of one kind drawn; the rest: '+N more'.")
+        ] = GROUP_CAP,
     ) -> GraphOut:
-        """A node and at most ``limit`` neighbours (``truncated`` when some were left out)."""
+        """A node and at most ``limit`` neighbours, at most ``cap`` of each kind (relations, synonyms,
+        passages...); the rest of each kind is one "+N more" node, and ``groups`` gives each kind's
+        total and how many are drawn (``truncated`` when some were left out)."""
         with explorer.store() as store:
             found = store.neighbourhood(kind, id, limit)
         if found.center is None:
@@ -275,7 +349,7 @@ def explorer_router(protected: Sequence[Any]) -> APIRouter:
             cypher = explorer.cypher("explore_passage", passage_id=id)
         else:
             cypher = explorer.cypher("explore_node", node_id=id)
-        return _graph(found, cypher)
+        return grouped(found, cap, cypher)
 
     @api.get("/passage", responses={404: {}})
     def passage(

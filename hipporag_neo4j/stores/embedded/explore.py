@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
+from hipporag_neo4j.common.captions import passage_caption
 from hipporag_neo4j.common.sqlite import chunks, placeholders
 from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.stores.base import (
@@ -35,7 +36,7 @@ def _phrase(row: tuple[str, str, int]) -> GraphNode:
 
 
 def _passage(pid: str, title: str | None) -> GraphNode:
-    return GraphNode("passage", pid, title or pid)
+    return GraphNode("passage", pid, passage_caption(pid, title))
 
 
 _PHRASE_COLUMNS = f"p.id, p.name, {PASSAGE_COUNT}"
@@ -152,8 +153,14 @@ def _phrase_neighbourhood(
         for pid, title, count in passages
     ]
     link_group: list[Candidate] = []
+    links = 0
     with _enterprise(store_path) as enterprise:
         if enterprise is not None:
+            links = int(
+                enterprise.execute(
+                    "SELECT COUNT(DISTINCT node_id) FROM same_as WHERE phrase_id = ?", (phrase_id,)
+                ).fetchone()[0]
+            )
             for nid, props, labels, score, method in enterprise.execute(
                 f"SELECT {_ENTITY_COLUMNS}, s.score, s.method FROM same_as s "
                 "JOIN nodes n ON n.id = s.node_id "
@@ -166,7 +173,17 @@ def _phrase_neighbourhood(
                         GraphEdge("SAME_AS", me, ("entity", nid), float(score), method),
                     )
                 )
-    return bounded_neighbourhood(center, [rel_group, syn_group, link_group, passage_group], limit)
+    result = bounded_neighbourhood(center, [rel_group, syn_group, link_group, passage_group], limit)
+    synonym_count = conn.execute(
+        "SELECT COUNT(*) FROM synonyms WHERE source_key = ?1 OR target_key = ?1", (key,)
+    ).fetchone()[0]
+    result.totals = {
+        "RELATION": len({other_end(pair) for pair in relations}),
+        "SYNONYM": int(synonym_count),
+        "SAME_AS": links,
+        "MENTIONS": center.passage_count or 0,
+    }
+    return result
 
 
 def _phrases_by_id(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, GraphNode]:
@@ -202,6 +219,8 @@ def _passage_neighbourhood(conn: sqlite3.Connection, passage_id: str, limit: int
         ).fetchall()
     )
     result = bounded_neighbourhood(center, [phrase_group], limit)
+    mention_count = conn.execute("SELECT COUNT(*) FROM mentions WHERE passage_key = ?", (key,)).fetchone()
+    result.totals = {"MENTIONS": int(mention_count[0])}
     result.edges += [
         GraphEdge("RELATION", ("phrase", s), ("phrase", o), float(w), "; ".join(preds))
         for (s, o), (preds, w) in sorted(stated.items())
@@ -235,6 +254,12 @@ def _entity_neighbourhood(
             "WHERE e.source = ?1 OR e.target = ?1 ORDER BY e.type, n.id LIMIT ?2",
             (node_id, fetch),
         ).fetchall()
+        link_count, own_count = enterprise.execute(
+            "SELECT (SELECT COUNT(DISTINCT phrase_id) FROM same_as WHERE node_id = ?1), "
+            "(SELECT COUNT(DISTINCT CASE WHEN source = ?1 THEN target ELSE source END) FROM edges "
+            "WHERE source = ?1 OR target = ?1)",
+            (node_id,),
+        ).fetchone()
     phrases = _phrases_by_id(conn, [p for p, _, _ in links])
     link_group: list[Candidate] = [
         (phrases[p], GraphEdge("SAME_AS", ("phrase", p), me, float(score), method))
@@ -245,7 +270,9 @@ def _entity_neighbourhood(
         (_entity(nid, props, labels), GraphEdge("LINKED", ("entity", s), ("entity", t), 1.0, rel_type))
         for s, rel_type, t, nid, props, labels in own
     ]
-    return bounded_neighbourhood(center, [link_group, own_group], limit)
+    result = bounded_neighbourhood(center, [link_group, own_group], limit)
+    result.totals = {"SAME_AS": int(link_count), "LINKED": int(own_count)}
+    return result
 
 
 def edges_among(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hipporag_neo4j.common.captions import passage_caption
 from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.stores.base import (
     Candidate,
@@ -24,7 +25,7 @@ def _phrase(r: Any) -> GraphNode:
 
 
 def _passage(r: Any) -> GraphNode:
-    return GraphNode("passage", str(r["id"]), str(r["title"] or r["id"]))
+    return GraphNode("passage", str(r["id"]), passage_caption(str(r["id"]), r["title"]))
 
 
 def _entity(r: Any) -> GraphNode:
@@ -88,7 +89,15 @@ def _phrase_neighbourhood(runner: CypherRunner, namespace: str, phrase_id: str, 
         (_passage(r), GraphEdge("MENTIONS", ("passage", str(r["id"])), me, float(r["count"] or 0)))
         for r in runner.read("explorer_phrase_passages", **params)
     ]
-    return bounded_neighbourhood(center, [relations, synonyms, links, passages], limit)
+    result = bounded_neighbourhood(center, [relations, synonyms, links, passages], limit)
+    counts = rows[0]
+    result.totals = {
+        "RELATION": int(counts["relations"]),
+        "SYNONYM": int(counts["synonyms"]),
+        "SAME_AS": int(counts["links"]),
+        "MENTIONS": int(counts["passages"]),
+    }
+    return result
 
 
 def _passage_neighbourhood(
@@ -107,6 +116,7 @@ def _passage_neighbourhood(
         for r in mentioned
     ]
     result = bounded_neighbourhood(center, [group], limit)
+    result.totals = {"MENTIONS": int(rows[0]["phrases"])}
     shown = {n.id for n in result.nodes}
     merged: dict[tuple[str, str], tuple[set[str], int]] = {}
     for r in runner.read("explorer_passage_facts", namespace=namespace, passage_id=passage_id):
@@ -137,7 +147,9 @@ def _entity_neighbourhood(runner: CypherRunner, namespace: str, node_id: str, li
         other: tuple[GraphNodeKind, str] = ("entity", str(r["id"]))
         source, target = (me, other) if r["outgoing"] else (other, me)
         own.append((_entity(r), GraphEdge("LINKED", source, target, 1.0, str(r["type"]))))
-    return bounded_neighbourhood(center, [links, own], limit)
+    result = bounded_neighbourhood(center, [links, own], limit)
+    result.totals = {"SAME_AS": int(rows[0]["links"]), "LINKED": int(rows[0]["related"])}
+    return result
 
 
 def edges_among(

@@ -25,6 +25,7 @@ PROPERTY_KEYS: Final = (
     "namespace",
     "id",
     "title",
+    "caption",  # Passage and Fact: the name Neo4j Browser shows (common/captions.py)
     "text",
     "metadata_json",
     "embedding",
@@ -59,6 +60,7 @@ ROW_KEYS: Final = (
     "index",
     "kind",
     "node",
+    "path",
     "passage",
     "raw",
     "mentioned",

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from hipporag_neo4j.common.captions import fact_caption, passage_caption
 from hipporag_neo4j.errors import PhrasesVanishedError, StoreError
 from hipporag_neo4j.stores.base import (
     DeleteReport,
@@ -182,6 +183,7 @@ def write_passages(
         {
             "id": r.passage.id,
             "title": r.passage.title,
+            "caption": passage_caption(r.passage.id, r.passage.title),
             "text": r.passage.text,
             "metadata_json": json.dumps(r.passage.metadata, sort_keys=True) if r.passage.metadata else None,
             "embedding": vector_list(r.embedding),
@@ -224,6 +226,7 @@ def write_passages(
                     "predicate": fact.predicate,
                     "object_id": fact.object_id,
                     "text": fact.text,
+                    "caption": fact_caption(fact.text, fact.predicate),
                     "embedding": None,
                 },
             )

@@ -196,6 +196,9 @@ class Neo4jStore:
             raise CapabilityError("Neo4j cannot host this store: " + "; ".join(caps.problems))
         meta = schema.ensure_schema(self.runner, self.namespace, embedding_model, embedding_dim)
         check_no_reembed(self.reembed_state(), f"namespace {self.namespace!r}")
+        from hipporag_neo4j.stores.neo4j.captions import backfill_captions  # (import here: fewer merges)
+
+        backfill_captions(self.runner, self.namespace)  # passages and facts written before captions
         self._meta = meta
         return meta
 

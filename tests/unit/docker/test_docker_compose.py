@@ -114,7 +114,8 @@ def test_browser_style_colours_and_captions_our_labels() -> None:
     grass = (DOCKER / "browser-style.grass").read_text(encoding="utf-8")
     blocks = dict(re.findall(r"(node\.\w+|relationship\.\w+)\s*\{(.*?)\n\}", grass, flags=re.DOTALL))
     assert grass.count("{") == grass.count("}")
-    for label, caption in (("Passage", "{title}"), ("Phrase", "{name}")):
+    # passages and facts by the caption the writes store (a title-less passage has one too: its file name)
+    for label, caption in (("Passage", "{caption}"), ("Phrase", "{name}"), ("Fact", "{caption}")):
         block = blocks[f"node.{label}"]
         assert "color:" in block and f'caption: "{caption}";' in block
     assert blocks["node.Passage"] != blocks["node.Phrase"]

@@ -60,7 +60,18 @@ def test_neo4j_phrase_neighbourhood_reads_each_named_statement() -> None:
 
     driver = (
         FakeDriver()
-        .on("explorer_phrase", one(id="p1", name="stanford university", passage_count=5))
+        .on(
+            "explorer_phrase",
+            one(
+                id="p1",
+                name="stanford university",
+                passage_count=5,
+                relations=1,
+                synonyms=1,
+                links=1,
+                passages=3,
+            ),
+        )
         .on(
             "explorer_phrase_relations",
             one(
@@ -90,6 +101,7 @@ def test_neo4j_phrase_neighbourhood_reads_each_named_statement() -> None:
         ("phrase", "p2"), ("phrase", "p3"), ("entity", "4:x:1"), ("passage", "d0")
     ]  # fmt: skip
     assert found.truncated  # two passages left out
+    assert found.totals == {"RELATION": 1, "SYNONYM": 1, "SAME_AS": 1, "MENTIONS": 3}
     kinds = {(e.kind, e.source, e.target, e.label) for e in found.edges}
     assert ("RELATION", ("phrase", "p2"), ("phrase", "p1"), "professor at") in kinds
     assert ("SAME_AS", ("phrase", "p1"), ("entity", "4:x:1"), "exact") in kinds
@@ -163,3 +175,70 @@ def test_library_route_says_what_to_install_when_pyvis_is_missing(monkeypatch: p
 
 
 # --- browser: the Ask graph's labels, measured -------------------------------------------------------------
+
+
+# --- unit: a hub's neighbours capped per kind, the rest one "+N more" node --------------------------------
+
+
+def _hub(passages: int, related: int, fetched: int) -> Any:
+    """A phrase mentioned by ``passages`` passages (chunks of one file) and related to ``related``
+    phrases, as a store returns it with at most ``fetched`` of each kind."""
+    from hipporag_neo4j.stores.base import Neighbourhood
+
+    center = GraphNode("phrase", "hub", "agent", passage_count=passages)
+    nodes: list[GraphNode] = []
+    edges: list[GraphEdge] = []
+    for i in range(min(related, fetched)):
+        nodes.append(GraphNode("phrase", f"t{i}", f"ticket fh {1900 + i}", passage_count=1))
+        edges.append(GraphEdge("RELATION", ("phrase", f"t{i}"), ("phrase", "hub"), 1.0, "handled by"))
+    for i in range(min(passages, fetched)):
+        nodes.append(GraphNode("passage", f"tickets/archive.txt#{i}", f"archive.txt#{i}"))
+        edges.append(GraphEdge("MENTIONS", ("passage", f"tickets/archive.txt#{i}"), ("phrase", "hub"), 1.0))
+    totals = {"RELATION": related, "SYNONYM": 0, "SAME_AS": 0, "MENTIONS": passages}
+    return Neighbourhood(center, nodes, edges, truncated=fetched < max(passages, related), totals=totals)
+
+
+@pytest.mark.unit
+def test_a_hub_shows_at_most_cap_of_each_kind_and_one_more_node_with_the_real_count() -> None:
+    from hipporag_neo4j.server.explorer.routes import grouped
+
+    graph = grouped(_hub(passages=1068, related=40, fetched=100), 25, None)
+    kinds = [n.kind for n in graph.nodes]
+    assert kinds.count("passage") == 25 and kinds.count("phrase") == 25
+    more = {n.key: n.label for n in graph.nodes if n.kind == "more"}
+    assert more == {
+        "more:phrase:hub|MENTIONS": "+1,043 more passages",
+        "more:phrase:hub|RELATION": "+15 more related phrases",
+    }
+    assert graph.truncated
+    groups = {g.edge: (g.shown, g.total, g.more) for g in graph.groups}
+    assert groups == {
+        "MENTIONS": (25, 1068, "more:phrase:hub|MENTIONS"),
+        "RELATION": (25, 40, "more:phrase:hub|RELATION"),
+    }  # no synonyms, no links: not listed
+    keys = {n.key for n in graph.nodes} | {"phrase:hub"}
+    assert all(e.source in keys and e.target in keys for e in graph.edges)
+    assert {(e.kind, e.target) for e in graph.edges if e.kind == "MORE"} == set(("MORE", k) for k in more)
+    # the strongest are kept (the store's order) and chunk labels are untouched
+    assert [n.label for n in graph.nodes if n.kind == "passage"][:2] == ["archive.txt#0", "archive.txt#1"]
+
+
+@pytest.mark.unit
+def test_a_small_neighbourhood_is_drawn_whole_with_no_more_node() -> None:
+    from hipporag_neo4j.server.explorer.routes import grouped
+
+    graph = grouped(_hub(passages=3, related=2, fetched=100), 25, None)
+    assert [n.kind for n in graph.nodes].count("more") == 0 and not graph.truncated
+    assert {g.edge: (g.shown, g.total) for g in graph.groups} == {"MENTIONS": (3, 3), "RELATION": (2, 2)}
+
+
+@pytest.mark.unit
+def test_around_a_passage_the_more_node_counts_phrases() -> None:
+    from hipporag_neo4j.server.explorer.routes import grouped
+    from hipporag_neo4j.stores.base import Neighbourhood
+
+    center = GraphNode("passage", "tickets/archive.txt#3", "archive.txt#3")
+    nodes = [_phrase(i) for i in range(4)]
+    edges = [GraphEdge("MENTIONS", ("passage", center.id), ("phrase", n.id), 1.0) for n in nodes]
+    graph = grouped(Neighbourhood(center, nodes, edges, totals={"MENTIONS": 9}), 2, None)
+    assert [n.label for n in graph.nodes if n.kind == "more"] == ["+7 more phrases"]

@@ -22,6 +22,7 @@
     phrase: "#5b8def",
     passage: "#3f9c5a",
     entity: "#9b59b6",
+    more: "#dfe3ec",
   };
 
   // --- DOM helpers (text only) -----------------------------------------------------------------
@@ -52,6 +53,24 @@
   function shorten(text, n) {
     return text.length > n ? text.slice(0, n - 1) + "…" : text;
   }
+  // a chunk's "#n" (the indexer's id suffix) is kept whole when a label is cut: "support-tick…#1234"
+  const CHUNK = /#\d+$/;
+  function splitChunk(text) {
+    const m = CHUNK.exec(text);
+    return m ? [text.slice(0, m.index), m[0]] : [text, ""];
+  }
+  function shortenKeepingChunk(text, n) {
+    const [head, chunk] = splitChunk(text);
+    return text.length <= n || !chunk ? shorten(text, n) : shorten(head, Math.max(n - chunk.length, 2)) + chunk;
+  }
+  // what a passage is called (as common/captions.py): its title, else the file name of its id; a chunk's
+  // "#n" either way
+  function passageCaption(id, title) {
+    const [head, chunk] = splitChunk(id);
+    if (title && title.trim()) return chunk ? `${title.trim()} ${chunk}` : title.trim();
+    return (head.replace(/\\/g, "/").replace(/\/+$/, "").split("/").pop() || head) + chunk;
+  }
+  explorer.shortenKeepingChunk = shortenKeepingChunk;
 
   // --- API ---------------------------------------------------------------------------------------
   class ApiError extends Error {
@@ -228,7 +247,11 @@
         smooth: { type: "continuous" },
       },
       layout: { improvedLayout: true },
-      physics: { solver: "forceAtlas2Based", stabilization: { iterations: 150, fit: true }, forceAtlas2Based: { springLength: 90 } },
+      physics: {
+        solver: "forceAtlas2Based",
+        stabilization: { iterations: 150, fit: true },
+        forceAtlas2Based: { springLength: 90, avoidOverlap: 0.8 },
+      },
     };
     const net = { nodes, edges, container, network: new vis.Network(container, { nodes, edges }, options) };
     explorer.networks[view] = net;
@@ -241,6 +264,11 @@
       return Object.assign(base, { shape: "box", color: { background: COLORS.passage, border: "#2a6e3e" }, font: { color: "#fff" }, margin: 8 });
     if (kind === "entity")
       return Object.assign(base, { shape: "diamond", size: 16, color: { background: COLORS.entity, border: "#6c3483" } });
+    if (kind === "more")
+      return Object.assign(base, {
+        shape: "box", margin: 8, borderWidth: 1, shapeProperties: { borderDashes: [4, 3] },
+        color: { background: COLORS.more, border: "#69748a" }, font: { color: "#1d2433", size: 14, bold: true },
+      });
     return Object.assign(base, {
       shape: "dot",
       size: n.size || 12,
@@ -248,7 +276,7 @@
     });
   }
   function visEdge(e) {
-    const dashed = e.kind === "SYNONYM" || e.kind === "SAME_AS";
+    const dashed = e.kind === "SYNONYM" || e.kind === "SAME_AS" || e.kind === "MORE";
     const strong = e.kind === "REACHED" || e.kind === "LINK" || e.kind === "SEED";
     return {
       id: e.id || `${e.kind}|${e.source}|${e.target}|${e.label || ""}`,
@@ -329,7 +357,8 @@
       const part = Math.max(6, Math.floor(chars / 2));
       return { main: `${shorten(n.subject, part)} — ${shorten(n.predicate, part)} — ${shorten(n.object, part)}`, extra: n.extra };
     }
-    return { main: shorten(n.name || n.label, chars), extra: n.extra };
+    const cut = n.kind === "passage" ? shortenKeepingChunk : shorten;
+    return { main: cut(n.name || n.label, chars), extra: n.extra };
   }
 
   const askView = { svg: null, layout: null, scale: 1, view: null, drag: null, drawn: null, size: "" };
@@ -703,9 +732,9 @@
     // passages, by rank; the phrases that brought each up
     for (const item of result.passages) {
       const key = "passage:" + item.passage.id;
-      const title = item.passage.title || item.passage.id;
+      const title = passageCaption(item.passage.id, item.passage.title);
       addNode({
-        key, kind: "passage", label: `#${item.rank} ${shorten(title, 32)}`, name: `#${item.rank} ${title}`, level: 3, rank: item.rank,
+        key, kind: "passage", label: `#${item.rank} ${shortenKeepingChunk(title, 32)}`, name: `#${item.rank} ${title}`, level: 3, rank: item.rank,
         tip: [title, `rank ${item.rank} · score ${fmt(item.score, 4)}`],
       });
       for (const p of item.explanation.top_phrases)
@@ -803,10 +832,11 @@
     const tip = [n.label, n.key];
     if (n.passage_count !== null && n.passage_count !== undefined) tip.push(`${n.passage_count} passages`);
     if (n.labels && n.labels.length) tip.push("labels: " + n.labels.join(", "));
-    const label = n.kind === "passage" ? shorten(n.label, 32) : n.label;
+    const label = n.kind === "passage" ? shortenKeepingChunk(n.label, 32) : n.label;
     const size = n.kind === "phrase" ? 8 + 4 * Math.log2(1 + (n.passage_count || 0)) : undefined;
     return { key: n.key, kind: n.kind, label, tip, size };
   }
+  const QUIET_EDGES = 20;
   function edgeLabel(e) {
     if (e.kind === "RELATION") return shorten(e.label, 40);
     if (e.kind === "SYNONYM") return `synonym ${fmt(e.weight, 2)}`;
@@ -817,16 +847,24 @@
   async function expand(kind, id) {
     const status = $("explore-status");
     const limit = Math.min(300, Math.max(1, Number($("explore-limit").value) || 60));
+    const cap = Math.min(300, Math.max(1, Number($("explore-cap").value) || 25));
     setStatus(status, "Loading…");
     try {
-      const params = new URLSearchParams({ kind, id, limit: String(limit) });
+      const params = new URLSearchParams({ kind, id, limit: String(limit), cap: String(cap) });
       const { data } = await api("/explorer/api/neighbourhood?" + params);
       const net = network("explore", $("explore-graph"));
       const all = [data.center, ...data.nodes];
       const fresh = all.filter((n) => !net.nodes.get(n.key)).map(exploreNode);
       net.nodes.add(fresh.map(visNode));
+      // a "+N more" node drawn before says how many are not drawn now
+      net.nodes.update(all.filter((n) => n.kind === "more").map((n) => visNode(exploreNode(n))));
+      // "+N more" nodes of this center that no longer stand for anything (a larger cap) go
+      const mores = new Set(data.groups.map((g) => g.more).filter(Boolean));
+      net.nodes.remove(net.nodes.getIds().filter((k) => k.startsWith(`more:${data.center.key}|`) && !mores.has(k)));
+      // around a hub, labels on every edge would pile up at the center: there they are tooltips only
+      const quiet = data.edges.length > QUIET_EDGES;
       const edges = data.edges.map((e) => ({ kind: e.kind, source: e.source, target: e.target, label: edgeLabel(e) }));
-      net.edges.update(edges.map(visEdge));
+      net.edges.update(edges.map((e) => Object.assign(visEdge(quiet ? { ...e, label: "" } : e), { title: e.label || undefined })));
       explorer.stable = false;
       net.network.once("stabilizationIterationsDone", () => {
         net.network.fit({ animation: false });
@@ -835,13 +873,13 @@
       net.network.stabilize(150);
       expanded.add(data.center.key);
       net.nodes.update({ id: data.center.key, borderWidth: 3 });
-      const cut = data.truncated ? ` — cut at ${limit}: it has more (raise "neighbours")` : "";
-      setStatus(status, `${data.center.label}: ${data.nodes.length} neighbours${cut}`);
+      setStatus(status, exploreSummary(data, limit, cap));
       explorer.explore = {
         nodes: net.nodes.getIds(),
-        edges: net.edges.get().map((e) => ({ source: e.from, target: e.to, label: e.label || "" })),
+        edges: net.edges.get().map((e) => ({ source: e.from, target: e.to, label: e.label || "", title: e.title || "" })),
         expanded: [...expanded],
         truncated: data.truncated,
+        groups: data.groups,
       };
       showCypher("explore-cypher", data.cypher);
       explorer.exploreCount = (explorer.exploreCount || 0) + 1;
@@ -852,6 +890,18 @@
     }
   }
   explorer.expand = expand;
+  // "stanford university: 25 of 1,068 passages, 12 related phrases, 3 of 40 synonyms shown (25 a kind at
+  // most; the rest are the '+N more' nodes)"
+  function exploreSummary(data, limit, cap) {
+    const shown = data.nodes.filter((n) => n.kind !== "more").length;
+    if (!data.groups.length) return `${data.center.label}: ${shown} neighbours${data.truncated ? ` (cut at ${limit})` : ""}`;
+    const parts = data.groups.map((g) =>
+      g.shown < g.total ? `${g.shown} of ${g.total.toLocaleString("en")} ${g.name}` : `${g.total.toLocaleString("en")} ${g.name}`);
+    const cut = data.truncated
+      ? ` shown — at most ${cap} of a kind and ${limit} in all (raise "per kind" or "neighbours"); the rest are the "+N more" nodes`
+      : "";
+    return `${data.center.label}: ${parts.join(", ")}${cut}`;
+  }
   function splitKey(key) {
     const i = key.indexOf(":");
     return [key.slice(0, i), key.slice(i + 1)];
@@ -887,6 +937,7 @@
   });
   legend("explore-legend", [
     ["phrase", "phrase (size: passages)"], ["passage", "passage (click: text)"], ["entity", "your node (SAME_AS)"],
+    ["more", "+N more: the rest of a kind, not drawn"],
   ]);
 
   function onExploreClick(params) {
@@ -894,6 +945,10 @@
     const [kind, id] = splitKey(params.nodes[0]);
     if (kind === "passage") openPassage(id);
     if (["phrase", "passage", "entity"].includes(kind)) expand(kind, id);
+    if (kind === "more") {
+      const node = explorer.networks.explore.nodes.get(params.nodes[0]);
+      setStatus($("explore-status"), `${node.label} not drawn: raise "per kind" and open the node again, or run the Cypher below in Neo4j Browser`);
+    }
   }
 
   // --- passage panel ----------------------------------------------------------------------------
