@@ -234,13 +234,16 @@ class HippoRAG:
     def finish_synonyms(self) -> int:
         """Compute the synonym edges an interrupted index run or re-embed left; returns how many."""
         r = self.settings.retrieval
-        return finish_pending_synonyms(self.store, r.synonym_top_k, r.synonym_threshold)
+        return finish_pending_synonyms(
+            self.store, r.synonym_top_k, r.synonym_threshold, r.synonym_same_numbers
+        )
 
     def _indexing_options(self, *, chunk: bool = True) -> IndexingOptions:
         r, x = self.settings.retrieval, self.settings.extraction
         return IndexingOptions(
             synonym_threshold=r.synonym_threshold,
             synonym_top_k=r.synonym_top_k,
+            synonym_same_numbers=r.synonym_same_numbers,
             max_passage_tokens=x.max_passage_tokens if chunk else None,
             on_long_passage=x.on_long_passage,
             max_chunks=x.max_chunks,

@@ -368,6 +368,13 @@ class RetrievalSettings(_Group):
     ppr_max_iterations: int = Field(100, ge=1)
     synonym_threshold: float = Field(0.8, ge=0.0, le=1.0, description="Cosine tau for synonym edges.")
     synonym_top_k: int = Field(100, ge=1, description="At most this many synonym edges per new phrase.")
+    synonym_same_numbers: bool = Field(
+        True,
+        description="Two phrases whose numbers (runs of digits, in order) differ are never synonyms, "
+        "whatever their cosine: ticket ids, dates, serial numbers and part codes that only look alike stay "
+        "apart (docs/ticket-archives.md, issue 37). Applies to edges computed after the change; false: the "
+        "cosine alone decides.",
+    )
     link_top_k: int = Field(1, ge=1, description="Phrases linked per query entity.")
     use_specificity: bool = True
     match_query_phrases: bool | Literal["names"] = Field(
