@@ -190,9 +190,12 @@ class HippoRAG:
 
                 self._extractor = LLMExtractor(self.llm, json_mode=self.settings.llm.json_mode)
             else:
-                from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor
+                from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor, SpacyFeatures
 
-                self._extractor = SpacyExtractor(self.settings.extraction.spacy_model)
+                x = self.settings.extraction
+                self._extractor = SpacyExtractor(
+                    x.spacy_model, features=SpacyFeatures(form_fields=x.form_fields)
+                )
         return self._extractor
 
     @property
