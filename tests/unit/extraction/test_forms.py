@@ -45,7 +45,7 @@ def test_other_lines_of_a_form_stay_together_as_one_segment() -> None:
     "text",
     [
         "In My Time: A Personal and Political Memoir is a memoir written by Dick Cheney.",  # one line
-        "The Nissan Leaf (Japanese: 日産リーフ) is a car. Victoria Falls (Tokaleya Tonga: Mosi) is a waterfall.",
+        "The Nissan Leaf (Japanese: 日産リーフ) is a car. Victoria Falls (Tonga: Mosi) is a waterfall.",
         "Note: the pump was replaced.\nIt runs again.",  # one field line is not a form
         "the label: must start with a capital\nanother: lower-case label",
     ],
