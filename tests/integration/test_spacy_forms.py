@@ -25,7 +25,21 @@ TEXT = (
     "Resolution: Installed a Osprey O4 pump, serial OO4-13077, at the Glasshouse Row 3 for Pinecrest "
     "Greenhouses; commissioning test passed at 5.7 bar."
 )
-LABELS = set(["date", "status", "priority", "channel", "customer", "site", "agent", "product", "serial", "problem", "resolution"])
+LABELS = set(
+    [
+        "date",
+        "status",
+        "priority",
+        "channel",
+        "customer",
+        "site",
+        "agent",
+        "product",
+        "serial",
+        "problem",
+        "resolution",
+    ]
+)
 
 
 def _extract(features: SpacyFeatures | None = None) -> Extraction:
