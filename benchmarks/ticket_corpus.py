@@ -303,25 +303,22 @@ def generate(seed: int = SEED) -> tuple[list[dict[str, str]], list[dict[str, Any
             fix,
             [facts[("defect", model)]],
         )
+
+    def via_installation(qid: str, question: str, site: str) -> None:
+        """A question on the pump at ``site``: its installation ticket, then its model's defect ticket."""
+        model = site_model[site]
+        ask(qid, question, MODELS[model][3], [facts[("install", site)], facts[("defect", model)]])
+
     by_site = [s for s in sites if s not in TAKEOVERS]
     for n, site in enumerate(rng.sample(by_site, 8)):
-        model = site_model[site]
-        gold = [facts[("install", site)], facts[("defect", model)]]
-        ask(
-            f"site-{n}",
-            f"What fixes the known defect of the pump installed at the {site}?",
-            MODELS[model][3],
-            gold,
+        via_installation(
+            f"site-{n}", f"What fixes the known defect of the pump installed at the {site}?", site
         )
     for n, customer in enumerate(rng.sample([c for c in CUSTOMERS if CUSTOMERS[c] not in TAKEOVERS], 8)):
-        site = CUSTOMERS[customer]
-        model = site_model[site]
-        gold = [facts[("install", site)], facts[("defect", model)]]
-        ask(
+        via_installation(
             f"customer-{n}",
             f"Which part should {customer} order for the known defect of the pump model installed for them?",
-            MODELS[model][3],
-            gold,
+            CUSTOMERS[customer],
         )
     for n, site in enumerate(TAKEOVERS):
         new, model = site_owner[site], site_model[site]

@@ -190,9 +190,12 @@ class HippoRAG:
 
                 self._extractor = LLMExtractor(self.llm, json_mode=self.settings.llm.json_mode)
             else:
-                from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor
+                from hipporag_neo4j.extraction.spacy_extractor import SpacyExtractor, SpacyFeatures
 
-                self._extractor = SpacyExtractor(self.settings.extraction.spacy_model)
+                x = self.settings.extraction
+                self._extractor = SpacyExtractor(
+                    x.spacy_model, features=SpacyFeatures(form_fields=x.form_fields)
+                )
         return self._extractor
 
     @property
@@ -234,13 +237,16 @@ class HippoRAG:
     def finish_synonyms(self) -> int:
         """Compute the synonym edges an interrupted index run or re-embed left; returns how many."""
         r = self.settings.retrieval
-        return finish_pending_synonyms(self.store, r.synonym_top_k, r.synonym_threshold)
+        return finish_pending_synonyms(
+            self.store, r.synonym_top_k, r.synonym_threshold, r.synonym_same_numbers
+        )
 
     def _indexing_options(self, *, chunk: bool = True) -> IndexingOptions:
         r, x = self.settings.retrieval, self.settings.extraction
         return IndexingOptions(
             synonym_threshold=r.synonym_threshold,
             synonym_top_k=r.synonym_top_k,
+            synonym_same_numbers=r.synonym_same_numbers,
             max_passage_tokens=x.max_passage_tokens if chunk else None,
             on_long_passage=x.on_long_passage,
             max_chunks=x.max_chunks,

