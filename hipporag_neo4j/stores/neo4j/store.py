@@ -194,7 +194,15 @@ class Neo4jStore:
         caps = self.capabilities()
         if caps.problems:
             raise CapabilityError("Neo4j cannot host this store: " + "; ".join(caps.problems))
-        meta = schema.ensure_schema(self.runner, self.namespace, embedding_model, embedding_dim)
+        # with vector_search = client the namespace's nodes stay out of the vector indexes (no query uses
+        # them, and inserting into them is most of a write's cost); index puts them in (schema.py)
+        meta = schema.ensure_schema(
+            self.runner,
+            self.namespace,
+            embedding_model,
+            embedding_dim,
+            index_vectors=not self._client_vectors(),
+        )
         check_no_reembed(self.reembed_state(), f"namespace {self.namespace!r}")
         self._meta = meta
         return meta
@@ -262,8 +270,9 @@ class Neo4jStore:
         outcome = ingest.WriteOutcome()
 
         def work(tx: CypherTransaction) -> list[str]:
-            # the nodes get their dimension's label and the phrases their "synonyms pending" mark in the
-            # statements that write them (write_phrases, write_passages, write_facts)
+            # the nodes get their dimension's label (unless the namespace's nodes stay out of the vector
+            # indexes) and the phrases their "synonyms pending" mark in the statements that write them
+            # (write_phrases, write_passages, write_facts)
             return ingest.write_passages(
                 tx, self.namespace, phrases, passages, outcome, dim=meta.embedding_dim
             )
@@ -557,6 +566,9 @@ class Neo4jStore:
         }
         if meta is not None:
             extra["graph_version"] = read_graph_version(self.runner, self.namespace)
+            # whether the namespace's nodes are in the vector indexes (schema.py: unlabelled with
+            # vector_search=client, labelled once opened with index)
+            extra["vector_labels"] = schema.read_vector_labels(self.runner, self.namespace)
         return StoreStats(
             backend=self.backend,
             location=f"{self.settings.uri} database={self.database} namespace={self.namespace}",
@@ -594,7 +606,8 @@ class Neo4jStore:
 
     def set_embeddings(self, kind: EmbeddedKind, ids: Sequence[str], vectors: Matrix) -> None:
         """New embeddings (a re-embed); the nodes move to the label, and so the vector indexes, of the
-        new dimension (created when this is its first use in the database)."""
+        new dimension (created when this is its first use in the database), unless the namespace's nodes
+        stay out of the vector indexes (``vector_labels`` unlabelled)."""
         self._ready()
         dim = int(np.asarray(vectors).shape[1]) if len(ids) else 0
         if dim and dim not in self._indexed_dims:
@@ -602,8 +615,8 @@ class Neo4jStore:
             self._indexed_dims.add(dim)
 
         def work(tx: CypherTransaction) -> None:
-            ingest.set_embeddings(tx, self.namespace, kind, ids, vectors)
-            if dim:
+            labelled = ingest.set_embeddings(tx, self.namespace, kind, ids, vectors)
+            if dim and labelled:
                 schema.label_embeddings(tx, self.namespace, kind, ids, dim)
 
         self.runner.write(work)

@@ -323,6 +323,7 @@ def test_open_creates_the_schema_then_records_meta() -> None:
         "schema_version": SCHEMA_VERSION,
         "embedding_model": "all-MiniLM-L6-v2",
         "embedding_dim": 384,
+        "vector_labels": "unlabelled",  # vector_search=client: the nodes stay out of the vector indexes
     }
     assert store.capabilities().ppr_engine == "gds-linear"
     assert all(c.database == "neo4j" for c in driver.calls)
@@ -401,8 +402,8 @@ def test_write_passages_batches_in_one_transaction_and_skips_stored_passages() -
     assert [len(c.params["rows"]) for c in driver.named("write_phrases")] == [2, 2, 1]
     # each node labelled with its dimension by the statement that writes it
     for name, kind in (("write_phrases", "Phrase"), ("write_passages", "Passage"), ("write_facts", "Fact")):
-        assert {(c.params["label"], c.params["prefix_label"]) for c in driver.named(name)} == {
-            (f"{kind}Embedding384", f"{kind}Embedding")
+        assert {(tuple(c.params["labels"]), c.params["prefix_label"]) for c in driver.named(name)} == {
+            ((f"{kind}Embedding384",), f"{kind}Embedding")
         }
     rows = [r for c in driver.named("write_passages") for r in c.params["rows"]]
     assert [r["id"] for r in rows] == ["p1", "p2"]
