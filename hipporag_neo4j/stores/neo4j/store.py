@@ -146,15 +146,15 @@ class Neo4jStore:
         )
         return copy_cache.cache_file(root, self._database_id or "", self.database, self.namespace)
 
-    def _copy_stamp(self, version: int | None = None) -> dict[str, Any] | None:
-        """The namespace's stamp now (its graph version, or ``version``); None without metadata or without
-        the time it was made (which tells a namespace made again from the one a file was written for)."""
+    def _copy_stamp(self) -> dict[str, Any] | None:
+        """The namespace's stamp now (its current graph version); None without metadata or without the
+        time it was made (which tells a namespace made again from the one a file was written for)."""
         rows = self.runner.read("meta_read", namespace=self.namespace)
         if not rows or not rows[0].get("created_at"):
             return None
         row = rows[0]
         state = State(
-            int(row["graph_version"]) if version is None else version,
+            int(row["graph_version"]),
             str(row["embedding_model"]),
             int(row["embedding_dim"]),
         )
@@ -174,15 +174,18 @@ class Neo4jStore:
                 self._cached = (stamped, tuple(copy_cache.held_parts(view)))
 
     def save_copy(self) -> bool:
-        """Write the copy held to the on-disk cache (``close`` does, with ``neo4j.copy_cache``) unless that
-        version with those parts is written already; True when written."""
+        """Write the copy held to the on-disk cache (``close`` does, with ``neo4j.copy_cache``) when it is
+        of the namespace's current graph version (an older one would replace a file another process may
+        have written at the current one) and that version with those parts is not written already; True
+        when written."""
         held = self._copy.held() if self._copy is not None else None
         if held is None:
             return False
         state, view = held
-        stamped = self._copy_stamp(state.version)
+        stamped = self._copy_stamp()
         if (
             stamped is None
+            or stamped["graph_version"] != state.version  # written since: a file nobody could use
             or stamped["created_at"] != self._copy_created  # dropped and made again since
             or (stamped["embedding_model"], stamped["embedding_dim"]) != (state.model, state.dim)
         ):
