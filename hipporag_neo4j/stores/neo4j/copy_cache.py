@@ -82,11 +82,17 @@ def _table(name: str, a: dict[str, npt.NDArray[Any]]) -> StringTable:
 def _csr(name: str, m: sp.csr_matrix, out: dict[str, npt.NDArray[Any]]) -> None:
     out[f"{name}_data"], out[f"{name}_indices"], out[f"{name}_indptr"] = m.data, m.indices, m.indptr
     out[f"{name}_shape"] = np.asarray(m.shape, dtype=np.int64)
+    out[f"{name}_canonical"] = np.asarray([m.has_canonical_format], dtype=np.bool_)
 
 
 def _matrix(name: str, a: dict[str, npt.NDArray[Any]]) -> sp.csr_matrix:
+    """The matrix as written, with its canonical-format flag (scipy would otherwise check, or sort, the
+    indices again where an operation needs them sorted)."""
     shape = tuple(int(x) for x in a[f"{name}_shape"])
-    return sp.csr_matrix((a[f"{name}_data"], a[f"{name}_indices"], a[f"{name}_indptr"]), shape=shape)
+    m = sp.csr_matrix((a[f"{name}_data"], a[f"{name}_indices"], a[f"{name}_indptr"]), shape=shape, copy=False)
+    if bool(a[f"{name}_canonical"][0]):
+        m.has_canonical_format = True
+    return m
 
 
 def arrays_of(view: View) -> dict[str, npt.NDArray[Any]]:
