@@ -1,7 +1,7 @@
 // One batch of facts; a fact already stored keeps its embedding unless one is given. `created`: how
 // many this statement inserted (as write_phrases). In the same statement, the label of the embedding's
-// dimension ($label: FactEmbeddingNNN, which puts the fact in that dimension's vector index; another
-// dimension's label removed).
+// dimension ($labels: [FactEmbeddingNNN], which puts the fact in that dimension's vector index; another
+// dimension's label removed; [] in a namespace whose nodes stay out of the vector indexes).
 UNWIND $rows AS row
 OPTIONAL MATCH (old:Fact {namespace: $namespace, id: row.id})
   USING INDEX SEEK old:Fact(namespace, id)
@@ -13,6 +13,6 @@ MERGE (f:Fact {namespace: $namespace, id: row.id})
                 f.text = row.text,
                 f.caption = row.caption
 SET f.embedding = coalesce(row.embedding, f.embedding)
-REMOVE f:$([l IN labels(f) WHERE l STARTS WITH $prefix_label AND l <> $label])
-SET f:$($label)
+REMOVE f:$([l IN labels(f) WHERE l STARTS WITH $prefix_label AND NOT l IN $labels])
+SET f:$($labels)
 RETURN count(f) AS written, sum(CASE WHEN is_new THEN 1 ELSE 0 END) AS created

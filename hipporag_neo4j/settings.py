@@ -181,6 +181,20 @@ class Neo4jSettings(_Group):
             "unset (null) = no budget."
         ),
     )
+    copy_cache: bool = Field(
+        True,
+        description=(
+            "Keep the in-process copy of the namespace (the local engine's graph, the vectors of "
+            "vector_search=client) on local disk when the store closes, stamped with the database, "
+            "namespace, graph version and model; a new process at that version loads it instead of "
+            "reading the namespace over Bolt (a newer version is read from the server as before)."
+        ),
+    )
+    copy_cache_dir: str | None = Field(
+        None,
+        description="Folder of copy_cache's files; unset = $XDG_CACHE_HOME/hipporag-neo4j/client-copy "
+        "(~/.cache/hipporag-neo4j/client-copy).",
+    )
     aura: AuraSettings = Field(default_factory=lambda: AuraSettings())
 
     @field_validator("uri")

@@ -439,6 +439,34 @@ class ClientCopy:
             vectors=self._vectors(tx, "client_vectors_fact", ids, self._fact_vectors, dim),
         )
 
+    # --- the on-disk cache (copy_cache.py): separate from the reads above --------------------------------
+    def held(self) -> tuple[State, View] | None:
+        """The view held (one consistent graph version) and the model it was read under, to be written
+        to the on-disk cache; None when nothing is held."""
+        with self._load_lock:
+            if self._view is None or self._model is None:
+                return None
+            return State(self._view.version, *self._model), self._view
+
+    def restore(self, state: State, view: View) -> bool:
+        """Hold ``view`` (the parts of graph version ``state`` under its model, loaded from the on-disk
+        cache) as if read from the server: a query at that version is served from it and reads only
+        the parts it lacks; a newer version is read from the server as always. False (nothing changed)
+        when the copy already holds that version or a newer one."""
+        with self._load_lock:
+            if self._view is not None and self._view.version >= view.version:
+                return False
+            self._use_model(state)
+            self._view = view
+            if view.phrases is not None and view.phrase_vectors is not None:
+                for phrase_id, vector in zip(view.phrases.ids, view.phrase_vectors, strict=True):
+                    self._phrase_vectors.setdefault(phrase_id, vector)
+            if view.facts is not None:
+                for fact_id, vector in zip(view.facts.ids, view.facts.vectors, strict=True):
+                    self._fact_vectors.setdefault(fact_id, vector)
+            self._count("restored")
+            return True
+
     # --- brought forward by this process's own writes ---------------------------------------------------
     def advance(
         self,

@@ -46,6 +46,7 @@ PROPERTY_KEYS: Final = (
     "created_at",
     "reembed_state",
     "method",  # SAME_AS (linking to an enterprise graph)
+    "vector_labels",  # HippoRAGMeta: whether the namespace's nodes carry their vector-index label
 )
 
 #: Keys of the maps in ``$rows``-style parameters; ``row.key`` reads like a property to the linter.
@@ -69,6 +70,13 @@ ROW_KEYS: Final = (
 )
 
 EmbeddedLabel = Literal["passage", "phrase", "fact"]
+#: Whether a namespace's nodes are in the vector indexes (``HippoRAGMeta.vector_labels``, schema.py):
+#: ``unlabelled`` (written for ``vector_search = client``: no node carries its dimension's label, so no
+#: vector index covers them), ``labelling`` (switching to ``index``: writers label their nodes, batches
+#: label the older ones), ``labelled`` (every node with an embedding in its dimension's index; also a
+#: namespace made before the property existed).
+VectorLabels = Literal["unlabelled", "labelling", "labelled"]
+VECTOR_LABEL_STATES: Final[tuple[VectorLabels, ...]] = ("unlabelled", "labelling", "labelled")
 EMBEDDED_KINDS: Final[tuple[EmbeddedLabel, ...]] = ("passage", "phrase", "fact")
 #: The single vector indexes of stores made before schema 2 (one dimension per database); a store
 #: that still has them is migrated to the per-dimension indexes on open.
@@ -114,6 +122,8 @@ PARAMETERS: Final[dict[str, Any]] = {
     "index_name": "hipporag_phrase_embedding_384",
     "index_names": ["hipporag_phrase_embedding_384"],
     "label": "PhraseEmbedding384",
+    "labels": ["PhraseEmbedding384"],
+    "vector_labels": "unlabelled",
     "prefix_label": "PhraseEmbedding",
     "timeout_seconds": 300,
     "graph_name": "hipporag.neo4j.default.v1",

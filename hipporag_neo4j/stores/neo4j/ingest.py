@@ -29,11 +29,18 @@ from hipporag_neo4j.stores.neo4j.graph_model import EmbeddedLabel, embedding_lab
 from hipporag_neo4j.stores.neo4j.runner import CypherTransaction
 
 
-def bump_version(tx: CypherTransaction, namespace: str) -> int:
+def bump_version_labelled(tx: CypherTransaction, namespace: str) -> tuple[int, bool]:
+    """Bump the graph version (the namespace's write lock); the new version and whether this
+    transaction's nodes get their vector-index label (``vector_labels`` is not ``unlabelled``, read under
+    that lock, so a switch to the indexes (schema.label_vectors) never misses a node)."""
     rows = tx.run("meta_bump_version", namespace=namespace)
     if not rows:
         raise StoreError(f"namespace {namespace!r} has no metadata node: open() the store first")
-    return int(rows[0]["graph_version"])
+    return int(rows[0]["graph_version"]), rows[0].get("vector_labels", "labelled") != "unlabelled"
+
+
+def bump_version(tx: CypherTransaction, namespace: str) -> int:
+    return bump_version_labelled(tx, namespace)[0]
 
 
 def vector_list(vector: Iterable[Any]) -> list[float]:
@@ -75,9 +82,13 @@ def _created(rows: list[dict[str, Any]]) -> int:
     return sum(int(row.get("created") or 0) for row in rows)
 
 
-def _labels(kind: EmbeddedLabel, dim: int) -> dict[str, Any]:
-    """The parameters that give a written node its dimension's label (as ``schema.label_embeddings``)."""
-    return {"label": embedding_label(kind, dim), "prefix_label": f"{kind.capitalize()}Embedding"}
+def _labels(kind: EmbeddedLabel, dim: int, labelled: bool) -> dict[str, Any]:
+    """The parameters that give a written node its dimension's label (as ``schema.label_embeddings``),
+    or none when the namespace's nodes stay out of the vector indexes (``labelled`` False)."""
+    return {
+        "labels": [embedding_label(kind, dim)] if labelled else [],
+        "prefix_label": f"{kind.capitalize()}Embedding",
+    }
 
 
 def transaction_groups(
@@ -134,7 +145,8 @@ def write_passages(
     *,
     dim: int,
 ) -> list[str]:
-    """Write new phrases (labelled with their dimension ``dim`` and marked "synonyms pending"), then the
+    """Write new phrases (labelled with their dimension ``dim`` unless the namespace's nodes stay out of
+    the vector indexes, and marked "synonyms pending"), then the
     passages not stored yet with their mentions and facts, and bring the affected RELATION edges and
     passage counts forward by what this transaction added (not recomputed: every edge it adds is new, as
     its passages are). Returns the ids of the passages written; ``outcome`` (when given) gets the phrases
@@ -144,7 +156,7 @@ def write_passages(
         outcome.phrases, outcome.facts, outcome.version, outcome.relation_edges = 0, 0, None, 0
     if not phrases and not passages:
         return []
-    version = bump_version(tx, namespace)
+    version, labelled = bump_version_labelled(tx, namespace)
     if outcome is not None:
         outcome.version = version
     # every batch's rows sorted by their MERGE key: two writers that lock the same nodes lock them in the
@@ -160,7 +172,7 @@ def write_passages(
             list(phrase_rows.values()),
             namespace=namespace,
             version=version,
-            **_labels("phrase", dim),
+            **_labels("phrase", dim, labelled),
         )
     )
     if outcome is not None:
@@ -196,7 +208,7 @@ def write_passages(
         passage_rows,
         namespace=namespace,
         version=version,
-        **_labels("passage", dim),
+        **_labels("passage", dim, labelled),
     )
 
     mention_rows = [
@@ -239,7 +251,7 @@ def write_passages(
             "rows",
             [fact_rows[k] for k in sorted(fact_rows)],
             namespace=namespace,
-            **_labels("fact", dim),
+            **_labels("fact", dim, labelled),
         )
     )
     if outcome is not None:
@@ -342,11 +354,14 @@ def delete_passages(tx: CypherTransaction, namespace: str, ids: Sequence[str]) -
 
 def set_embeddings(
     tx: CypherTransaction, namespace: str, kind: EmbeddedLabel, ids: Sequence[str], vectors: Matrix
-) -> None:
+) -> bool:
+    """New embeddings of ``ids``; whether the namespace's nodes carry their vector-index label (then the
+    caller moves them to the new dimension's, ``schema.label_embeddings``)."""
     if len(ids) != len(vectors):
         raise StoreError(f"set_embeddings: {len(ids)} ids but {len(vectors)} vectors")
     if not ids:
-        return
-    bump_version(tx, namespace)
+        return False
+    _, labelled = bump_version_labelled(tx, namespace)
     rows = [{"id": i, "embedding": vector_list(v)} for i, v in zip(ids, vectors, strict=True)]
     tx.run_batched(f"write_embeddings_{kind}", "rows", rows, namespace=namespace)
+    return labelled

@@ -12,6 +12,18 @@ label of its dimension, written with the node (:func:`label_embeddings`); a re-e
 new dimension's label. A query vector's length picks the index, and the namespace filter stays as it
 was. Older stores had one unsuffixed index per kind (so one dimension per database): :func:`migrate`
 labels their nodes with that dimension, creates its indexes and drops the old ones, on the first open.
+
+Nodes enter the vector indexes only when they are used. Inserting a node into an HNSW index is most of
+the cost of a write (a 3,000-vector transaction commits in ~9 s labelled vs ~1 s not, on Neo4j 5.26:
+benchmarks/results/neo4j_write_profile_S_lts.md), and with ``neo4j.vector_search = client`` (the
+default) nothing queries them. So the namespace's metadata records ``vector_labels``
+(graph_model.VectorLabels): a namespace made for ``client`` is ``unlabelled`` and its writes leave the
+dimension's label off; opening it with ``index`` (:func:`label_vectors`) sets ``labelling`` (from then on
+every write labels its nodes: writers read the state under the namespace's lock, ``meta_bump_version``),
+labels the older nodes in batches of :data:`LABEL_BATCH` by id, and sets ``labelled``; an interrupted
+switch is finished by the next open with ``index``. The state never goes back: a labelled namespace is
+correct in both modes. A namespace made before the property existed counts as ``labelled`` (its nodes
+were labelled by their writes).
 """
 
 from __future__ import annotations
@@ -25,7 +37,9 @@ from hipporag_neo4j.stores.base import check_meta as check_store_meta
 from hipporag_neo4j.stores.neo4j.graph_model import (
     EMBEDDED_KINDS,
     LEGACY_VECTOR_INDEXES,
+    VECTOR_LABEL_STATES,
     EmbeddedLabel,
+    VectorLabels,
     embedding_label,
     vector_index_name,
 )
@@ -34,6 +48,8 @@ from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction, 
 INDEX_TIMEOUT_SECONDS = 300
 #: Nodes labelled per transaction while migrating an older store.
 MIGRATION_BATCH = 10_000
+#: Nodes labelled per transaction while a namespace switches to the vector indexes (label_vectors).
+LABEL_BATCH = 5_000
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +65,65 @@ def meta_of(row: Record) -> StoreMeta:
 def read_meta(runner: CypherRunner, namespace: str) -> StoreMeta | None:
     rows = runner.read("meta_read", namespace=namespace)
     return meta_of(rows[0]) if rows else None
+
+
+def vector_labels_of(row: Record) -> VectorLabels:
+    """The ``vector_labels`` state of a metadata row (``labelled`` when the row does not say)."""
+    value = row.get("vector_labels") or "labelled"
+    for state in VECTOR_LABEL_STATES:
+        if value == state:
+            return state
+    raise StoreError(f"unknown vector_labels state {value!r} in the namespace's metadata")
+
+
+def read_vector_labels(runner: CypherRunner, namespace: str) -> VectorLabels | None:
+    """Whether the namespace's nodes are in the vector indexes; None without metadata."""
+    rows = runner.read("meta_read", namespace=namespace)
+    return vector_labels_of(rows[0]) if rows else None
+
+
+def _set_vector_labels(runner: CypherRunner, namespace: str, state: VectorLabels) -> VectorLabels:
+    rows = runner.write(lambda tx: tx.run("meta_vector_labels_set", namespace=namespace, vector_labels=state))
+    if not rows:
+        raise StoreError(f"namespace {namespace!r} has no metadata node")
+    return vector_labels_of(rows[0])
+
+
+def label_vectors(runner: CypherRunner, namespace: str, embedding_dim: int, batch: int | None = None) -> int:
+    """Put the namespace's nodes in the vector indexes of ``embedding_dim`` (``vector_search = index``):
+    state ``labelling``, every node with an embedding of that dimension labelled in transactions of
+    ``batch`` nodes (:data:`LABEL_BATCH` unless given) by id (run again after an interruption, it goes
+    through them again and labels what is left), state ``labelled``. The nodes it went through (0 when
+    the namespace was labelled already)."""
+    if _set_vector_labels(runner, namespace, "labelling") == "labelled":
+        return 0
+    size = batch or LABEL_BATCH
+    log.warning(
+        "namespace %r: adding its nodes to the %d-d vector indexes (vector_search=index)",
+        namespace,
+        embedding_dim,
+    )
+    seen = 0
+    for kind in EMBEDDED_KINDS:
+        after: str | None = ""
+        while after is not None:
+
+            def step(tx: CypherTransaction, kind: EmbeddedLabel = kind, after: str = after) -> list[Record]:
+                return tx.run(
+                    f"label_vectors_{kind}",
+                    namespace=namespace,
+                    after=after,
+                    limit=size,
+                    dimension=embedding_dim,
+                    label=embedding_label(kind, embedding_dim),
+                )
+
+            rows = runner.write(step)
+            count = int(rows[0]["seen"]) if rows else 0
+            seen += count
+            after = str(rows[0]["last"]) if count == size and rows[0]["last"] is not None else None
+    _set_vector_labels(runner, namespace, "labelled")
+    return seen
 
 
 def check_meta(meta: StoreMeta, namespace: str, embedding_model: str, embedding_dim: int) -> None:
@@ -156,12 +231,21 @@ def _run_schema_script(runner: CypherRunner, name: str) -> None:
 
 
 def ensure_schema(
-    runner: CypherRunner, namespace: str, embedding_model: str, embedding_dim: int
+    runner: CypherRunner,
+    namespace: str,
+    embedding_model: str,
+    embedding_dim: int,
+    *,
+    index_vectors: bool = True,
 ) -> StoreMeta:
-    """Create what is missing, check what exists; the namespace's metadata."""
+    """Create what is missing, check what exists; the namespace's metadata. ``index_vectors``
+    (``vector_search = index``): the namespace's nodes are put in the vector indexes (a new namespace is
+    made ``labelled``, an ``unlabelled`` one is switched, :func:`label_vectors`); otherwise a new
+    namespace is made ``unlabelled`` and an existing one is left in its state."""
     _run_schema_script(runner, "schema_constraints")
     _run_schema_script(runner, "schema_range_indexes")
-    meta = read_meta(runner, namespace)
+    rows = runner.read("meta_read", namespace=namespace)
+    meta = meta_of(rows[0]) if rows else None
     if meta is not None:
         check_meta(meta, namespace, embedding_model, embedding_dim)
     migrate(runner)
@@ -174,8 +258,11 @@ def ensure_schema(
                 schema_version=SCHEMA_VERSION,
                 embedding_model=embedding_model,
                 embedding_dim=embedding_dim,
+                vector_labels="labelled" if index_vectors else "unlabelled",
             )
         )
         meta = meta_of(rows[0])
         check_meta(meta, namespace, embedding_model, embedding_dim)  # a concurrent open may have won
+    if index_vectors and vector_labels_of(rows[0]) != "labelled":
+        label_vectors(runner, namespace, embedding_dim)
     return meta

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import neo4j
@@ -45,7 +47,7 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
-from hipporag_neo4j.stores.neo4j import explore, ingest, schema, vector_search
+from hipporag_neo4j.stores.neo4j import copy_cache, explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import (
     Neo4jCapabilities,
@@ -54,13 +56,15 @@ from hipporag_neo4j.stores.neo4j.capabilities import (
     gds_concurrency,
     server_processors,
 )
-from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
+from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy, State
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
 from hipporag_neo4j.stores.neo4j.engines import AuraPpr, PprEngine, make_engine, read_graph_version
 from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, namespace_prefix
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction, Record
 from hipporag_neo4j.stores.neo4j.view import Neo4jView
+
+log = logging.getLogger(__name__)
 
 #: Nodes deleted per transaction when a namespace is dropped.
 DROP_BATCH = 10_000
@@ -97,6 +101,9 @@ class Neo4jStore:
         self.auto_reason: str | None = None
         self._database_id: str | None = None  # db.info() id, to tell a restart from another database
         self._outages_seen = 0  # the runner's count of unreachable-server failures last looked at
+        #: the stamp and parts of the copy last loaded from or written to the on-disk cache
+        self._cached: tuple[dict[str, Any], tuple[str, ...]] | None = None
+        self._copy_created: str | None = None
 
     # --- connection ---------------------------------------------------------------------------
     @property
@@ -128,7 +135,68 @@ class Neo4jStore:
         if self._copy is None:
             self._database_id = self._read_database_id()  # what the copy is valid for (_after_outage)
             self._copy = ClientCopy(self.runner, self.namespace)
+            if self.settings.copy_cache:
+                self._restore_copy(self._copy)
         return self._copy
+
+    # --- the copy on local disk (copy_cache.py) ---------------------------------------------------------
+    def _copy_file(self) -> Path:
+        root = (
+            Path(self.settings.copy_cache_dir) if self.settings.copy_cache_dir else copy_cache.default_dir()
+        )
+        return copy_cache.cache_file(root, self._database_id or "", self.database, self.namespace)
+
+    def _copy_stamp(self) -> dict[str, Any] | None:
+        """The namespace's stamp now (its current graph version); None without metadata or without the
+        time it was made (which tells a namespace made again from the one a file was written for)."""
+        rows = self.runner.read("meta_read", namespace=self.namespace)
+        if not rows or not rows[0].get("created_at"):
+            return None
+        row = rows[0]
+        state = State(
+            int(row["graph_version"]),
+            str(row["embedding_model"]),
+            int(row["embedding_dim"]),
+        )
+        created = str(row["created_at"])
+        return copy_cache.stamp(self._database_id or "", self.database, self.namespace, state, created)
+
+    def _restore_copy(self, copy: ClientCopy) -> None:
+        """Load the copy from the on-disk cache when its stamp is the namespace's current one."""
+        stamped = self._copy_stamp()
+        if stamped is None:
+            return
+        self._copy_created = stamped["created_at"]  # the namespace the copy reads (save_copy checks it)
+        view = copy_cache.load(self._copy_file(), stamped)
+        if view is not None:
+            state = State(view.version, str(stamped["embedding_model"]), int(stamped["embedding_dim"]))
+            if copy.restore(state, view):
+                self._cached = (stamped, tuple(copy_cache.held_parts(view)))
+
+    def save_copy(self) -> bool:
+        """Write the copy held to the on-disk cache (``close`` does, with ``neo4j.copy_cache``) when it is
+        of the namespace's current graph version (an older one would replace a file another process may
+        have written at the current one) and that version with those parts is not written already; True
+        when written."""
+        held = self._copy.held() if self._copy is not None else None
+        if held is None:
+            return False
+        state, view = held
+        stamped = self._copy_stamp()
+        if (
+            stamped is None
+            or stamped["graph_version"] != state.version  # written since: a file nobody could use
+            or stamped["created_at"] != self._copy_created  # dropped and made again since
+            or (stamped["embedding_model"], stamped["embedding_dim"]) != (state.model, state.dim)
+        ):
+            return False
+        parts = tuple(copy_cache.held_parts(view))
+        if self._cached is not None and self._cached[0] == stamped and set(parts) <= set(self._cached[1]):
+            return False
+        if not copy_cache.save(self._copy_file(), stamped, view):
+            return False
+        self._cached = (stamped, parts)
+        return True
 
     def view(self) -> Neo4jView:
         """One query's reads at one graph version: the version and model are read on its first read
@@ -194,7 +262,15 @@ class Neo4jStore:
         caps = self.capabilities()
         if caps.problems:
             raise CapabilityError("Neo4j cannot host this store: " + "; ".join(caps.problems))
-        meta = schema.ensure_schema(self.runner, self.namespace, embedding_model, embedding_dim)
+        # with vector_search = client the namespace's nodes stay out of the vector indexes (no query uses
+        # them, and inserting into them is most of a write's cost); index puts them in (schema.py)
+        meta = schema.ensure_schema(
+            self.runner,
+            self.namespace,
+            embedding_model,
+            embedding_dim,
+            index_vectors=not self._client_vectors(),
+        )
         check_no_reembed(self.reembed_state(), f"namespace {self.namespace!r}")
         from hipporag_neo4j.stores.neo4j.captions import backfill_captions  # (import here: fewer merges)
 
@@ -214,6 +290,11 @@ class Neo4jStore:
         if isinstance(self._engine, AuraPpr):
             with contextlib.suppress(StoreError):
                 self._engine.close()
+        if self._runner is not None and self._copy is not None and self.settings.copy_cache:
+            try:
+                self.save_copy()
+            except (OSError, StoreError) as exc:  # a cache is never worth failing a close for
+                log.warning("could not write the client copy cache: %s", exc)
         if self._runner is not None:
             for catalog in self._catalogs.values():
                 # unreachable server or GDS gone: the projection dies with the server
@@ -225,6 +306,8 @@ class Neo4jStore:
         self._runner = None
         self._outages_seen = 0
         self._copy = None
+        self._cached = None
+        self._copy_created = None
         self._engine = None
         self._catalogs = {}
         self._meta = None
@@ -268,8 +351,9 @@ class Neo4jStore:
         outcome = ingest.WriteOutcome()
 
         def work(tx: CypherTransaction) -> list[str]:
-            # the nodes get their dimension's label and the phrases their "synonyms pending" mark in the
-            # statements that write them (write_phrases, write_passages, write_facts)
+            # the nodes get their dimension's label (unless the namespace's nodes stay out of the vector
+            # indexes) and the phrases their "synonyms pending" mark in the statements that write them
+            # (write_phrases, write_passages, write_facts)
             return ingest.write_passages(
                 tx, self.namespace, phrases, passages, outcome, dim=meta.embedding_dim
             )
@@ -373,6 +457,9 @@ class Neo4jStore:
             if not rows or not int(rows[0]["deleted"]):
                 break
         self.runner.write(lambda tx: tx.run("drop_namespace_meta", namespace=self.namespace))
+        if self.settings.copy_cache:  # its copy on disk goes too (no process could use it any more)
+            self._database_id = self._database_id or self._read_database_id()
+            self._copy_file().unlink(missing_ok=True)
         dims = {counts.embedding_dim} if counts.embedding_dim is not None else set()
         if state is not None:
             dims.add(state.embedding_dim)
@@ -563,6 +650,9 @@ class Neo4jStore:
         }
         if meta is not None:
             extra["graph_version"] = read_graph_version(self.runner, self.namespace)
+            # whether the namespace's nodes are in the vector indexes (schema.py: unlabelled with
+            # vector_search=client, labelled once opened with index)
+            extra["vector_labels"] = schema.read_vector_labels(self.runner, self.namespace)
         return StoreStats(
             backend=self.backend,
             location=f"{self.settings.uri} database={self.database} namespace={self.namespace}",
@@ -600,7 +690,8 @@ class Neo4jStore:
 
     def set_embeddings(self, kind: EmbeddedKind, ids: Sequence[str], vectors: Matrix) -> None:
         """New embeddings (a re-embed); the nodes move to the label, and so the vector indexes, of the
-        new dimension (created when this is its first use in the database)."""
+        new dimension (created when this is its first use in the database), unless the namespace's nodes
+        stay out of the vector indexes (``vector_labels`` unlabelled)."""
         self._ready()
         dim = int(np.asarray(vectors).shape[1]) if len(ids) else 0
         if dim and dim not in self._indexed_dims:
@@ -608,8 +699,8 @@ class Neo4jStore:
             self._indexed_dims.add(dim)
 
         def work(tx: CypherTransaction) -> None:
-            ingest.set_embeddings(tx, self.namespace, kind, ids, vectors)
-            if dim:
+            labelled = ingest.set_embeddings(tx, self.namespace, kind, ids, vectors)
+            if dim and labelled:
                 schema.label_embeddings(tx, self.namespace, kind, ids, dim)
 
         self.runner.write(work)

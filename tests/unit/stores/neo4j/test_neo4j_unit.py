@@ -323,6 +323,7 @@ def test_open_creates_the_schema_then_records_meta() -> None:
         "schema_version": SCHEMA_VERSION,
         "embedding_model": "all-MiniLM-L6-v2",
         "embedding_dim": 384,
+        "vector_labels": "unlabelled",  # vector_search=client: the nodes stay out of the vector indexes
     }
     assert store.capabilities().ppr_engine == "gds-linear"
     assert all(c.database == "neo4j" for c in driver.calls)
@@ -394,15 +395,15 @@ def test_write_passages_batches_in_one_transaction_and_skips_stored_passages() -
     ]
     store.write_passages(phrases, records)
     # one transaction, committed (then the in-process copy, made to keep the vectors written, reads
-    # which database it is valid for, outside it)
-    [write_tx] = {c.tx for c in driver.calls if c.name != "server_database_id"}
+    # which database it is valid for and looks for its on-disk cache (meta_read), outside it)
+    [write_tx] = {c.tx for c in driver.calls if c.name not in ("server_database_id", "meta_read")}
     assert write_tx in driver.committed
     assert driver.calls[0].name == "meta_bump_version"  # the namespace lock comes first
     assert [len(c.params["rows"]) for c in driver.named("write_phrases")] == [2, 2, 1]
     # each node labelled with its dimension by the statement that writes it
     for name, kind in (("write_phrases", "Phrase"), ("write_passages", "Passage"), ("write_facts", "Fact")):
-        assert {(c.params["label"], c.params["prefix_label"]) for c in driver.named(name)} == {
-            (f"{kind}Embedding384", f"{kind}Embedding")
+        assert {(tuple(c.params["labels"]), c.params["prefix_label"]) for c in driver.named(name)} == {
+            ((f"{kind}Embedding384",), f"{kind}Embedding")
         }
     rows = [r for c in driver.named("write_passages") for r in c.params["rows"]]
     assert [r["id"] for r in rows] == ["p1", "p2"]
@@ -1034,7 +1035,7 @@ def test_a_write_too_big_for_one_transaction_commits_whole_groups(monkeypatch: p
     records = [passage("p1", {"ph1": 1, "ph0": 1}), passage("p0", {"ph2": 1})]
     result = store.write_passages(phrases, records)
     assert result.passages == ["p1", "p0"]
-    txs = list(dict.fromkeys(c.tx for c in driver.calls if c.name != "server_database_id"))
+    txs = list(dict.fromkeys(c.tx for c in driver.calls if c.name not in ("server_database_id", "meta_read")))
     assert len(txs) == 2 and all(tx in driver.committed for tx in txs)
     for tx in txs:  # each takes the namespace's lock first and writes its own passage and phrases
         calls = [c for c in driver.calls if c.tx == tx]
