@@ -42,6 +42,34 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     removed = {name: os.environ.pop(name) for name in list(os.environ) if user_setting(name)}
     _scrubbed["environ"] = removed
+    _private_cache()
+
+
+#: What the product keeps in the user's cache that a test run must not write there: the Neo4j store's
+#: client copies (``neo4j.copy_cache``). Everything else of the cache is shared (models, jars, the JDK).
+PRIVATE_CACHE_ENTRIES = ("client-copy",)
+
+
+def _private_cache() -> None:
+    """``XDG_CACHE_HOME`` points at a temporary folder for the session (and its subprocesses), in which
+    every entry of the user's cache is a link to the real one but the private ones: the heavy shared
+    caches (ONNX exports, Maven jars, the JDK) are reused, and nothing a test writes lands in the user's
+    client-copy folder."""
+    real = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    ours = real / "hipporag-neo4j"
+    for shared in ("onnx", "maven", "jdk", "llm"):  # made here, so that a first download persists
+        (ours / shared).mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(prefix="hipporag-tests-cache-"))
+    for entry in real.iterdir():
+        if entry.name != "hipporag-neo4j":
+            (temporary / entry.name).symlink_to(entry)
+    (temporary / "hipporag-neo4j").mkdir()
+    for entry in ours.iterdir():
+        if entry.name not in PRIVATE_CACHE_ENTRIES:
+            (temporary / "hipporag-neo4j" / entry.name).symlink_to(entry)
+    _scrubbed["xdg"] = os.environ.get("XDG_CACHE_HOME")
+    _scrubbed["cache"] = str(temporary)
+    os.environ["XDG_CACHE_HOME"] = str(temporary)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -102,6 +130,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     empty = _scrubbed.pop("empty", None)
     if isinstance(empty, str):
         shutil.rmtree(empty, ignore_errors=True)
+    cache = _scrubbed.pop("cache", None)
+    if isinstance(cache, str):
+        xdg = _scrubbed.pop("xdg", None)
+        if isinstance(xdg, str):
+            os.environ["XDG_CACHE_HOME"] = xdg
+        else:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        shutil.rmtree(cache, ignore_errors=True)  # the links only, never what they point at
     removed = _scrubbed.pop("environ", None)
     if isinstance(removed, dict):
         for name, value in removed.items():
