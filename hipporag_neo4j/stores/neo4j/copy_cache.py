@@ -37,7 +37,7 @@ from hipporag_neo4j.stores.neo4j.client_copy import Dense, State, View
 log = logging.getLogger(__name__)
 
 #: The file layout; a file of another format is not used.
-FORMAT = 1
+FORMAT = 2  # 2: the sparse matrices' canonical-format flags
 _PARTS = ("phrases", "phrase_vectors", "graph", "dense", "facts", "passage_total")
 
 
@@ -199,9 +199,10 @@ def load(path: Path, stamped: dict[str, Any]) -> View | None:
             if written != stamped:
                 return None
             arrays = {k: found[k] for k in found.files if k != "stamp"}
+        return view_of(int(stamped["graph_version"]), arrays)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+    except (OSError, ValueError, KeyError, IndexError, zipfile.BadZipFile) as exc:
+        # a torn or foreign file is a miss, never an error: the namespace is read from the server
         log.warning("ignoring the client copy cache %s: %s", path, exc)
         return None
-    return view_of(int(stamped["graph_version"]), arrays)
