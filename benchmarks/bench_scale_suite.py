@@ -173,9 +173,9 @@ def build(args: argparse.Namespace, path: Path, summary: dict[str, Any]) -> dict
     steps: list[dict[str, Any]] = []
     original = pipeline.finish_pending_synonyms
 
-    def synonym_step(store: Any, top_k: int, threshold: float) -> int:
+    def synonym_step(store: Any, *args: Any, **kwargs: Any) -> int:  # the step's own arguments, as given
         start = time.perf_counter()
-        edges = original(store, top_k, threshold)
+        edges = original(store, *args, **kwargs)
         steps.append({"seconds": round(time.perf_counter() - start, 3), "new_edges": edges})
         return edges
 
