@@ -12,11 +12,24 @@ from typing import TypeVar
 def set_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
     """Switch to WAL. SQLite does not call the busy handler for this switch, so when two processes open
     one new store at once the loser gets "database is locked" at once: wait and retry instead."""
+    execute_contended(conn, "PRAGMA journal_mode=WAL", wait_s)
+
+
+def begin_immediate(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """``BEGIN IMMEDIATE`` (the write lock), waiting for it. The busy timeout covers most waits, but not
+    every one: while another process switches a new file to WAL, SQLite answers "database is locked"
+    without calling the busy handler (CI saw it when two writers started on one new store at once)."""
+    execute_contended(conn, "BEGIN IMMEDIATE", wait_s)
+
+
+def execute_contended(conn: sqlite3.Connection, sql: str, wait_s: float) -> None:
+    """Run ``sql`` (a statement that does nothing before it has its lock), again after a pause while
+    SQLite answers that the database is locked or busy, for at most ``wait_s`` seconds."""
     deadline = time.monotonic() + wait_s
     pause = 0.01
     while True:
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(sql)
             return
         except sqlite3.OperationalError as exc:
             contended = "locked" in str(exc) or "busy" in str(exc)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hipporag_neo4j.common.sqlite import chunks, placeholders, set_wal
+from hipporag_neo4j.common.sqlite import begin_immediate, chunks, placeholders, set_wal
 from hipporag_neo4j.errors import ModelMismatchError, PhrasesVanishedError, StoreError
 from hipporag_neo4j.models import Passage, PassageInfo, StoreStats
 from hipporag_neo4j.stores.base import (
@@ -171,7 +171,7 @@ class EmbeddedStore:
         entry = log_as or _Log()
         conn = self.connection()
         with self.lock:
-            conn.execute("BEGIN IMMEDIATE")
+            begin_immediate(conn)
             try:
                 before = self._version_in(conn)
                 yield conn
@@ -528,7 +528,7 @@ class EmbeddedStore:
                 self.close()
                 return DropReport()
             conn = self.connection()
-            conn.execute("BEGIN IMMEDIATE")
+            begin_immediate(conn)
             try:
                 removed: StoreStats | None = self._stats(conn)
                 if removed is not None and removed.schema_version is None and not removed.passages:
