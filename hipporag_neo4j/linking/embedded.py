@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from hipporag_neo4j.common.sqlite import chunks, placeholders
+from hipporag_neo4j.common.sqlite import begin_immediate, chunks, placeholders
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.linking.graph_file import EntityGraph
 from hipporag_neo4j.linking.model import NodeLink, SameAs
@@ -62,7 +62,7 @@ class EmbeddedEnterpriseGraph:
     def import_graph(self, graph: EntityGraph) -> dict[str, int]:
         """Add or update nodes (labels and properties replaced) and add relationships; idempotent."""
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
+        begin_immediate(conn)
         try:
             for node in graph.nodes:
                 conn.execute(
@@ -109,7 +109,7 @@ class EmbeddedEnterpriseGraph:
 
     def write_links(self, links: Sequence[SameAs], label: str) -> int:
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
+        begin_immediate(conn)
         try:
             existing = {
                 (p, n)
@@ -134,7 +134,7 @@ class EmbeddedEnterpriseGraph:
 
     def delete_links(self, label: str | None = None) -> int:
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
+        begin_immediate(conn)
         try:
             if label is None:
                 removed = conn.execute("DELETE FROM same_as").rowcount

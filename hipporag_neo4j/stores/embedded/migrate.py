@@ -12,6 +12,7 @@ import logging
 import sqlite3
 import time
 
+from hipporag_neo4j.common.sqlite import begin_immediate
 from hipporag_neo4j.errors import SchemaVersionError
 from hipporag_neo4j.stores.embedded.schema import INDEXES, SCHEMA_VERSION, TABLES, statements
 
@@ -67,7 +68,7 @@ def upgrade(conn: sqlite3.Connection, location: str) -> bool:
     conn.execute("PRAGMA cache_size=-262144")  # 256 MiB: each page of the copy reaches the WAL once
     try:
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            begin_immediate(conn)
         except sqlite3.OperationalError as exc:
             raise _needs_write(location, exc) from exc
         try:
