@@ -288,8 +288,6 @@ class ClientCopy:
                 if kept:
                     self._view = found
                     return found
-                if getattr(found, name) is not None and attempt == MAX_READS:
-                    break
             self._count("used_once")
             return found  # writers kept committing: use this read once, never keep it
 

@@ -56,6 +56,7 @@ from hipporag_neo4j.stores.neo4j.capabilities import (
     gds_concurrency,
     server_processors,
 )
+from hipporag_neo4j.stores.neo4j.captions import backfill_captions
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy, State
 from hipporag_neo4j.stores.neo4j.cypher import safe_identifier
 from hipporag_neo4j.stores.neo4j.driver import open_driver
@@ -272,8 +273,6 @@ class Neo4jStore:
             index_vectors=not self._client_vectors(),
         )
         check_no_reembed(self.reembed_state(), f"namespace {self.namespace!r}")
-        from hipporag_neo4j.stores.neo4j.captions import backfill_captions  # (import here: fewer merges)
-
         backfill_captions(self.runner, self.namespace)  # passages and facts written before captions
         self._meta = meta
         return meta
