@@ -1,5 +1,7 @@
-"""The ``neo4j`` suite: the Neo4j store side by side with the embedded store on MuSiQue, live server, per
-PPR engine; and a synthetic namespace of ~100k phrases and ~1M edges where a server-side PageRank may pay.
+"""The ``neo4j`` suite: the Neo4j store side by side with the embedded store on MuSiQue (or, with
+``--dataset tickets``, issue 37's generated ticket archive in ``tests/data/tickets``, extracted offline with
+spaCy), live server, per PPR engine; and a synthetic namespace of ~100k phrases and ~1M edges where a
+server-side PageRank may pay.
 
 Same process, same encoder, rounds interleaved under the harness's protocol (at least 3 rounds, each
 run's 1-minute load recorded, pairs at loads more than 1.0 apart dropped, the median of the per-round
@@ -31,6 +33,7 @@ ratios with their spread, no ratio from fewer than two pairs).
 
     python benchmarks/run.py neo4j --pair latest --questions 40 --index-rounds 0 --query-rounds 3
     python benchmarks/run.py neo4j --pair lts --questions 40 --index-rounds 0 --query-rounds 3
+    python benchmarks/run.py neo4j --pair lts --dataset tickets --engines local,gds --synthetic-phrases 0
 """
 
 from __future__ import annotations
@@ -51,7 +54,9 @@ import numpy as np
 from harness import (
     OPENIE_FILE,
     QUESTIONS_FILE,
+    REPO,
     compare_or_refusal,
+    dir_size_mib,
     drop_namespace_plain,
     interleaved,
     latency_summary,
@@ -78,6 +83,7 @@ from hipporag_neo4j.stores.neo4j.projection import graph_name
 
 MODES = ("hipporag2", "hipporag", "dense")
 STORES = ("embedded", "neo4j")
+TICKETS = REPO / "tests" / "data" / "tickets"
 
 
 def openie_subset(path: Path, passages: int | None, into: Path) -> tuple[Path, int]:
@@ -288,9 +294,10 @@ def open_neo4j(kind: str, args: argparse.Namespace, root: Path, namespace: str, 
 
 
 def engine_label(memory: HippoRAG) -> str:
+    """The engine the memory's queries run: ``auto`` resolved (``local`` or the server's GDS engine)."""
     store = memory.store
     assert isinstance(store, Neo4jStore)
-    return store.capabilities().ppr_engine
+    return store.engine_choice()[0]
 
 
 def main() -> None:
@@ -310,7 +317,13 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--vector-search", choices=("client", "index"), default="client")
-    parser.add_argument("--skip-musique", action="store_true")
+    parser.add_argument("--skip-musique", action="store_true", help="no data set part (synthetic only)")
+    parser.add_argument(
+        "--dataset",
+        choices=("musique", "tickets"),
+        default="musique",
+        help="musique: the published OpenIE; tickets: tests/data/tickets, spaCy extraction",
+    )
     parser.add_argument("--synthetic-phrases", type=int, default=100_000, help="0: no synthetic part")
     parser.add_argument("--synthetic-edges", type=int, default=1_000_000)
     parser.add_argument("--synthetic-queries", type=int, default=20)
@@ -331,7 +344,7 @@ def main() -> None:
     require_rounds(args.query_rounds, "--query-rounds")
     require_rounds(args.synthetic_rounds, "--synthetic-rounds")
     logging.getLogger("neo4j.notifications").setLevel(logging.ERROR)  # expected ones; see issue 17 part 3
-    stem = args.stem or ("neo4j_vs_embedded_musique" + (f"_{args.pair}" if args.pair else ""))
+    stem = args.stem or (f"neo4j_vs_embedded_{args.dataset}" + (f"_{args.pair}" if args.pair else ""))
     header = run_header()
     root = Path(tempfile.mkdtemp(prefix="bench-neo4j-vs-embedded-"))
     home = root / "server"
@@ -399,10 +412,16 @@ def main() -> None:
 def musique(
     args: argparse.Namespace, root: Path, engines: list[str], namespaces: list[str]
 ) -> dict[str, Any]:
-    require_files(OPENIE_FILE, QUESTIONS_FILE)
     modes = args.modes.split(",")
-    questions = [q["question"] for q in json.loads(QUESTIONS_FILE.read_text())][: args.questions]
-    openie, triples = openie_subset(OPENIE_FILE, args.passages, root)
+    if args.dataset == "tickets":
+        corpus = json.loads((TICKETS / "corpus.json").read_text(encoding="utf-8"))[: args.passages]
+        questions_file = TICKETS / "questions.json"
+        triples = 0
+    else:
+        require_files(OPENIE_FILE, QUESTIONS_FILE)
+        questions_file = QUESTIONS_FILE
+        openie, triples = openie_subset(OPENIE_FILE, args.passages, root)
+    questions = [q["question"] for q in json.loads(questions_file.read_text())][: args.questions]
     embedder = create_embedder(load_settings(env_file=None).embedding)
     embedder.encode(["warm up the encoder"])
     indexing: dict[str, list[dict[str, Any]]] = {kind: [] for kind in STORES}
@@ -419,8 +438,9 @@ def musique(
             )
             load_start = load_average()
             start = time.perf_counter()
-            report = memory.index_openie(openie)
+            report = memory.index(corpus) if args.dataset == "tickets" else memory.index_openie(openie)
             wall = time.perf_counter() - start
+            triples = triples or report.new_facts
             timings = {k: round(v, 3) for k, v in report.timings.items()}
             indexing[kind].append(
                 {
@@ -429,6 +449,7 @@ def musique(
                     "passages": len(report.indexed),
                     "synonym_edges": report.new_synonym_edges,
                     "triples_per_s": round(triples / wall, 1),
+                    "store_mib": (round(dir_size_mib(root / namespace), 2) if kind == "embedded" else None),
                     "timings": timings,
                     "load_start": load_start,
                     "load_end": load_average(),
@@ -526,6 +547,7 @@ def musique(
         for a, b in zip(indexing["embedded"], indexing["neo4j"], strict=True)
     ]
     return {
+        "dataset": args.dataset,
         "settings": {
             "top_k": args.top_k,
             "vector_search": args.vector_search,
@@ -579,9 +601,16 @@ def compare_answers(qi: int, found: dict[str, tuple[list[str], list[float]]]) ->
     return row
 
 
+DATASET_NAMES = {"musique": "MuSiQue", "tickets": "the ticket archive (tests/data/tickets)"}
+
+
 def markdown(data: dict[str, Any]) -> str:
     out = [
-        md_header("Neo4j store vs embedded store: MuSiQue per PPR engine, and a synthetic namespace", data)
+        md_header(
+            f"Neo4j store vs embedded store: {DATASET_NAMES[data.get('dataset', 'musique')]} per PPR engine, "
+            "and a synthetic namespace",
+            data,
+        )
     ]
     out.append(
         f"Server: {'started by the suite, pair ' + data['pair'] if data.get('pair') else data['uri']}.\n"
@@ -597,11 +626,26 @@ def musique_markdown(data: dict[str, Any]) -> list[str]:
     out = []
     modes, others = data["settings"]["modes"], data["settings"]["engines"]
     out.append(
-        f"## MuSiQue\n\nvector_search = {data['settings']['vector_search']}; "
-        f"top {data['settings']['top_k']}; {data['triples']} OpenIE triples; {data['questions']} questions; "
-        f"Neo4j engines: {', '.join(others)}.\n"
+        f"## {DATASET_NAMES[data.get('dataset', 'musique')]}\n\n"
+        f"vector_search = {data['settings']['vector_search']}; "
+        f"top {data['settings']['top_k']}; {data['triples']} "
+        f"{'OpenIE triples' if data.get('dataset', 'musique') == 'musique' else 'facts extracted'}; "
+        f"{data['questions']} questions; Neo4j engines: {', '.join(others)}.\n"
     )
-    out.append("### Indexing from the published OpenIE (encoder included)\n")
+    for kind in STORES:
+        st = data["stats"][kind]
+        size = data["indexing"][kind][-1].get("store_mib")
+        out.append(
+            f"- {kind}: {st['passages']:,} passages, {st['phrases']:,} phrases, {st['facts']:,} facts, "
+            f"{st['relation_edges']:,} relation and {st['synonym_edges']:,} synonym edges"
+            + (f"; store on disk {size} MiB" if size is not None else "")
+        )
+    out.append("")
+    out.append(
+        "### Indexing from the published OpenIE (encoder included)\n"
+        if data.get("dataset", "musique") == "musique"
+        else "### Indexing with offline (spaCy) extraction (extraction and encoder included)\n"
+    )
     rows = [
         [
             a["round"],
