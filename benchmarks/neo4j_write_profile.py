@@ -25,6 +25,7 @@ from scale_corpus import HashEmbedder
 from hipporag_neo4j import HippoRAG
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.neo4j import runner
+from hipporag_neo4j.stores.neo4j.store import Neo4jStore
 
 #: name -> [calls, seconds, rows]
 STATS: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0])
@@ -67,6 +68,32 @@ def instrument() -> None:
 
     runner.CypherTransaction.run_query = timed_query  # type: ignore[method-assign]
     runner.CypherRunner.transaction = timed_transaction  # type: ignore[method-assign]
+    for method in STORE_STAGES:
+        setattr(Neo4jStore, method, timed_stage(method, getattr(Neo4jStore, method)))
+
+
+#: the store's methods the indexer calls, timed whole (statements, commits and Python work inside)
+STORE_STAGES = (
+    "missing_phrases",
+    "missing_facts",
+    "write_passages",
+    "pending_synonym_phrases",
+    "nearest_phrases",
+    "write_synonyms",
+)
+
+
+def timed_stage(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            s = STATS[f"[store.{name}]"]
+            s[0] += 1
+            s[1] += time.perf_counter() - start
+
+    return timed
 
 
 def vector_commit(uri: str, password: str, count: int, rounds: int = 2) -> None:
