@@ -105,7 +105,11 @@ def auto_engine(
             f"{need:,.0f} MiB in every client process, more than neo4j.client_memory_budget_mb={budget_mb:,}"
         )
     if edges <= AUTO_LOCAL_MAX_EDGES:
-        fits = f"; its copy, about {need:,.0f} MiB, fits neo4j.client_memory_budget_mb" if budget_mb else ""
+        fits = (
+            f"; its copy, about {need:,.0f} MiB, fits neo4j.client_memory_budget_mb={budget_mb:,}"
+            if budget_mb
+            else ""
+        )
         return "local", (
             f"PPR: auto runs in process: the namespace has {edges:,} graph edges, at most "
             f"{AUTO_LOCAL_MAX_EDGES:,}, where the in-process engine measured faster than GDS{fits} "

@@ -61,7 +61,7 @@ def test_threads_of_a_gds_call_default_to_one_and_never_exceed_the_servers_proce
 
 def test_auto_sends_a_namespace_too_large_for_the_client_budget_to_gds() -> None:
     small = auto_engine("gds-weighted", 28_000, 19_000, budget_mb=1024)
-    assert small[0] == "local" and "fits neo4j.client_memory_budget_mb" in small[1]
+    assert small[0] == "local" and "fits neo4j.client_memory_budget_mb=1,024" in small[1]
     need = copy_estimate_mb(19_000, 28_000)
     tight = auto_engine("gds-weighted", 28_000, 19_000, budget_mb=max(1, int(need) - 1))
     assert tight[0] == "gds-weighted" and "more than neo4j.client_memory_budget_mb" in tight[1]
