@@ -36,7 +36,7 @@ class Case:
     uri: str
     engine: str  # what auto (or the requested engine) runs
     neo4j: dict[str, Any] = field(default_factory=dict)  # settings of the neo4j group
-    edges: int = 120_000  # the namespace's phrase-graph edges (auto runs GDS above AUTO_LOCAL_MAX_EDGES)
+    edges: int = 400_000  # the namespace's phrase-graph edges (auto runs GDS above AUTO_LOCAL_MAX_EDGES)
 
 
 CASES = [

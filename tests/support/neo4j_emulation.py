@@ -344,7 +344,14 @@ class FakeServer:
             for (s, t) in table
             if self.graph.nodes[s].namespace == ns and self.graph.nodes[t].namespace == ns
         )
-        return [{"phrases": len(self.graph.of("Phrase", ns)), "edges": edges}]
+        return [
+            {
+                "phrases": len(self.graph.of("Phrase", ns)),
+                "edges": edges,
+                "facts": len(self.graph.of("Fact", ns)),
+                "passages": len(self.graph.of("Passage", ns)),
+            }
+        ]
 
     def q_client_edges(self, p: dict[str, Any]) -> Records:
         ns = p["namespace"]

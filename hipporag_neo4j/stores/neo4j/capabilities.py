@@ -44,42 +44,72 @@ SCORES_NOTE = (
 
 
 #: ``neo4j.ppr_engine=auto`` on a server with usable GDS runs PPR in process (``local``) while the
-#: namespace's phrase graph has at most this many edges and its in-process copy fits the client memory
-#: budget, and with GDS above: see :func:`auto_engine`.
-AUTO_LOCAL_MAX_EDGES = 50_000
-#: What the in-process copy of the graph (the ``local`` engine's) takes in a client, per phrase and per
-#: RELATION/SYNONYM edge: measured (``benchmarks/results/gds_pagerank.md``), rounded up.
-COPY_BYTES_PER_PHRASE = 600
-COPY_BYTES_PER_EDGE = 100
+#: namespace's phrase graph has at most this many RELATION + SYNONYM edges and its in-process copy fits the
+#: client memory budget, and with GDS above. It is the largest namespace at which both engines were
+#: measured and the in-process engine was the faster in every retrieval mode: the scale suite's M on
+#: Neo4j 2026.01.4 + GDS 2.26.0 (366,710 edges; warm p50 ``hipporag2`` 149 ms
+#: against 1,527 ms with ``gds-weighted``, ``hipporag`` 147 against 1,829 ms, load ~5;
+#: ``benchmarks/results/scale_suite_M_neo4j_latest.md``). S (86,301 edges, Neo4j 5.26 + GDS 2.13) had
+#: ``local`` faster too (13.8 against 15.6 ms, 19.3 against 218.8 ms); the 5.26 build of M (674,576 edges)
+#: has ``local`` figures only. See :func:`auto_engine`.
+AUTO_LOCAL_MAX_EDGES = 366_710
+#: What the ``local`` engine's copy of a namespace takes in a client process (``docs/sizing.md``, "Which
+#: PageRank engine"): a float32 vector of ``dim`` values for every phrase, fact and passage, plus
+#: :data:`COPY_BYTES_PER_ROW` for each of them besides its vector (ids, names and texts, the index from ids
+#: to rows, what the read over Bolt leaves held) and :data:`COPY_BYTES_PER_EDGE` per RELATION/SYNONYM
+#: edge. Fitted by least squares on the RSS of the scale suite's new client processes that read a namespace
+#: over Bolt and answered two queries (``local`` engine; XS and S on 5.26, S and M on both pairs: five
+#: namespaces of 4,212 to 245,518 rows and 8,446 to 674,576 edges): RSS = 230 MiB (the process without a
+#: namespace, not the copy, left out here) + rows x (384 x 4 + 3,621 B) + edges x 457 B, every namespace
+#: within 5 MiB; the two figures are rounded up. One figure per edge alone cannot fit: the two M
+#: namespaces have the same rows and 366,710 against 674,576 edges, and held 1,598 against 1,732 MiB.
+COPY_BYTES_PER_VALUE = 4
+COPY_BYTES_PER_ROW = 3_700
+COPY_BYTES_PER_EDGE = 500
 
 
-def copy_estimate_mb(phrases: int, edges: int) -> float:
-    """The client memory (MiB) the ``local`` engine's copy of a namespace's graph is estimated to take."""
-    return (phrases * COPY_BYTES_PER_PHRASE + edges * COPY_BYTES_PER_EDGE) / 2**20
+def copy_estimate_mb(phrases: int, edges: int, facts: int = 0, passages: int = 0, dim: int = 0) -> float:
+    """The client memory (MiB) the ``local`` engine's copy of a namespace is estimated to take: for each
+    phrase, fact and passage its ``dim``-dimensional float32 vector and :data:`COPY_BYTES_PER_ROW`, plus
+    :data:`COPY_BYTES_PER_EDGE` per graph edge (``dim`` 0: no embedding model yet, so no vectors)."""
+    rows = phrases + facts + passages
+    return (rows * (dim * COPY_BYTES_PER_VALUE + COPY_BYTES_PER_ROW) + edges * COPY_BYTES_PER_EDGE) / 2**20
 
 
 def auto_engine(
-    gds_engine: PprEngineName, edges: int, phrases: int = 0, budget_mb: int | None = None
+    gds_engine: PprEngineName,
+    edges: int,
+    phrases: int = 0,
+    budget_mb: int | None = None,
+    *,
+    facts: int = 0,
+    passages: int = 0,
+    dim: int = 0,
 ) -> tuple[PprEngineName, str]:
-    """The engine ``auto`` runs for a namespace of ``phrases`` phrases and ``edges`` RELATION + SYNONYM
-    edges when the server offers ``gds_engine``, and why. A copy estimated above the client memory
-    budget ``budget_mb`` (``neo4j.client_memory_budget_mb``; None: no budget) goes to GDS whatever its
-    speed: every client process (each CLI call, each ``serve`` worker) would hold it. Below that, by
-    time: measured live (docs/neo4j.md, "Which PPR engine auto runs"), the in-process engine answered
-    faster than the server's GDS engine up to the largest size measured, :data:`AUTO_LOCAL_MAX_EDGES`
-    (no Bolt round trip; a push from the seeds touches what they reach, where GDS's PageRank passes
-    over the whole projection); above it the server's GDS engine runs, as before."""
+    """The engine ``auto`` runs for a namespace of ``phrases`` phrases, ``facts`` facts, ``passages``
+    passages with ``dim``-dimensional vectors and ``edges`` RELATION + SYNONYM edges when the server offers
+    ``gds_engine``, and why. A copy estimated (:func:`copy_estimate_mb`) above the client memory budget
+    ``budget_mb`` (``neo4j.client_memory_budget_mb``; None: no budget) goes to GDS whatever its speed:
+    every client process (each CLI call, each ``serve`` worker) would hold it. Below that, by time: the
+    scale suite measured the in-process engine faster than the server's GDS engine up to
+    :data:`AUTO_LOCAL_MAX_EDGES` edges (no Bolt round trip; a push from the seeds touches what they reach,
+    where GDS's PageRank passes over the whole projection); above it, where nothing was measured, the
+    server's GDS engine runs."""
     if gds_engine not in ("gds-weighted", "gds-linear"):
         return gds_engine, f"PPR: {gds_engine} (no GDS engine to weigh)"
-    need = copy_estimate_mb(phrases, edges)
+    need = copy_estimate_mb(phrases, edges, facts, passages, dim)
     if budget_mb is not None and need > budget_mb:
         return gds_engine, (
-            f"PPR: auto runs {gds_engine}: the in-process copy of this namespace ({phrases:,} phrases, "
-            f"{edges:,} graph edges) would take about {need:,.0f} MiB in every client process, more than "
-            f"neo4j.client_memory_budget_mb={budget_mb:,}"
+            f"PPR: auto runs {gds_engine}: the namespace has {edges:,} graph edges and {phrases:,} phrases, "
+            f"{facts:,} facts and {passages:,} passages with vectors: its in-process copy would take about "
+            f"{need:,.0f} MiB in every client process, more than neo4j.client_memory_budget_mb={budget_mb:,}"
         )
     if edges <= AUTO_LOCAL_MAX_EDGES:
-        fits = f"; its copy, about {need:,.0f} MiB, fits neo4j.client_memory_budget_mb" if budget_mb else ""
+        fits = (
+            f"; its copy, about {need:,.0f} MiB, fits neo4j.client_memory_budget_mb={budget_mb:,}"
+            if budget_mb
+            else ""
+        )
         return "local", (
             f"PPR: auto runs in process: the namespace has {edges:,} graph edges, at most "
             f"{AUTO_LOCAL_MAX_EDGES:,}, where the in-process engine measured faster than GDS{fits} "

@@ -489,9 +489,18 @@ class Neo4jStore:
         caps = self.capabilities()
         if self.settings.ppr_engine == "auto" and caps.ppr_engine in ("gds-weighted", "gds-linear"):
             size = self.runner.read("read_graph_size", namespace=self.namespace)
-            edges = int(size[0]["edges"] or 0) if size else 0
-            phrases = int(size[0]["phrases"] or 0) if size else 0
-            return auto_engine(caps.ppr_engine, edges, phrases, self.settings.client_memory_budget_mb)
+            row = size[0] if size else {}
+            count = {k: int(row.get(k) or 0) for k in ("edges", "phrases", "facts", "passages")}
+            meta = self._meta or self.meta()
+            return auto_engine(
+                caps.ppr_engine,
+                count["edges"],
+                count["phrases"],
+                self.settings.client_memory_budget_mb,
+                facts=count["facts"],
+                passages=count["passages"],
+                dim=meta.embedding_dim if meta else 0,
+            )
         return caps.ppr_engine, None
 
     def ppr_engine(self) -> PprEngine:
