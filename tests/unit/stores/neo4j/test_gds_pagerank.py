@@ -69,7 +69,7 @@ def test_auto_sends_a_namespace_too_large_for_the_client_budget_to_gds() -> None
     assert auto_engine("gds-linear", 28_000, 19_000, budget_mb=None)[0] == "local"
     assert auto_engine("gds-linear", AUTO_LOCAL_MAX_EDGES + 1, 10, budget_mb=None)[0] == "gds-linear"
     assert auto_engine("local", 10**9, 10**8, budget_mb=1)[0] == "local"  # no GDS: nothing to weigh
-    assert Neo4jSettings().client_memory_budget_mb == 1024
+    assert Neo4jSettings().client_memory_budget_mb == 2048
 
 
 def test_the_copy_estimate_counts_every_vector_row_and_edge() -> None:
@@ -108,14 +108,16 @@ def test_the_copy_estimate_follows_the_measured_client_memory(
     assert 0.9 * (measured_mib - 230) <= estimate <= 1.1 * (measured_mib - 230)
 
 
-def test_auto_runs_s_in_process_and_sends_m_to_gds_under_the_default_budget() -> None:
+def test_auto_runs_s_and_m_in_process_under_the_default_budget_and_m_on_gds_under_1_gib() -> None:
     """S (86k edges) in process by both rules; M (367k edges, ~1.4 GiB of copy, 1.6 GiB measured per
-    client) is within the edge limit, where local measured 10x faster, but over the default 1 GiB budget."""
+    client) is within the edge limit, where local measured 10x faster, and within the default 2 GiB
+    budget; a 1 GiB budget sends it to GDS, and one edge past the largest size measured goes to GDS."""
     budget = Neo4jSettings().client_memory_budget_mb
     s = auto_engine("gds-weighted", 86_301, 19_425, budget, facts=17_166, passages=1_890, dim=384)
     assert s[0] == "local"
     m = {"facts": 109_622, "passages": 12_000, "dim": 384}
     engine, why = auto_engine("gds-weighted", 366_710, 123_896, budget, **m)
+    assert engine == "local" and "fits neo4j.client_memory_budget_mb=2,048" in why
+    engine, why = auto_engine("gds-weighted", 366_710, 123_896, 1024, **m)
     assert engine == "gds-weighted" and "more than neo4j.client_memory_budget_mb=1,024" in why
-    assert auto_engine("gds-weighted", 366_710, 123_896, 2048, **m)[0] == "local"
-    assert auto_engine("gds-weighted", 366_711, 123_896, 2048, **m)[0] == "gds-weighted"  # nothing measured
+    assert auto_engine("gds-weighted", 366_711, 123_896, budget, **m)[0] == "gds-weighted"  # nothing measured
