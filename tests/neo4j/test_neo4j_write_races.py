@@ -1,9 +1,9 @@
-"""Two writers racing on one Neo4j namespace with the same rows: the write statements CREATE what they
-find missing (phrases, facts, passages and their MENTIONS / STATES edges, RELATION and SYNONYM edges)
-rather than MERGE it, so they rely on the namespace's write lock (meta_bump_version) to never store a row
-twice. Two stores (drivers of their own) write overlapping batches at the same time; the namespace ends
-exactly as one serial write of the same batches leaves another, and the creation counts of the two add up
-to what is stored. Live server.
+"""Two writers racing on one Neo4j namespace with the same rows (phrases, facts, passages and their
+MENTIONS / STATES edges, RELATION and SYNONYM edges) never store a row twice, whether the write statements
+MERGE (as they do) or CREATE what they find missing behind the namespace's write lock (meta_bump_version;
+measured in benchmarks/results/neo4j_write2_S_lts.md, not merged). Two stores (drivers of their own) write
+overlapping batches at the same time; the namespace ends exactly as one serial write of the same batches
+leaves another, and the creation counts of the two add up to what is stored. Live server.
 """
 
 from __future__ import annotations
