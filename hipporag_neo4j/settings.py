@@ -179,7 +179,7 @@ class Neo4jSettings(_Group):
             "ppr_engine=auto on a server with GDS: a namespace whose in-process graph copy (the local "
             "engine's, held by every client process) is estimated above this many MiB runs PPR with GDS; "
             "unset (null) = no budget. The default holds the paper's full MuSiQue (M, ~1.4 GiB estimated), "
-            "where local answered 12-19x faster than GDS (docs/sizing.md); lower it for many client "
+            "where local answered 11.6-18.8x faster than GDS (docs/sizing.md); lower it for many client "
             "processes per machine."
         ),
     )
