@@ -4,6 +4,7 @@ without having waited (hipporag_neo4j/common/sqlite.py): the WAL switch and ``BE
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -38,8 +39,8 @@ def test_another_error_is_raised_at_once_and_a_lock_that_stays_after_the_wait() 
         execute_contended(Refusing(*["database is locked"] * 100), "BEGIN IMMEDIATE", 0.05)  # type: ignore[arg-type]
 
 
-def test_a_real_write_lock_held_elsewhere_is_waited_for(tmp_path: object) -> None:
-    path = str(tmp_path) + "/db.sqlite"  # type: ignore[operator]
+def test_a_real_write_lock_held_elsewhere_is_waited_for(tmp_path: Path) -> None:
+    path = str(tmp_path / "db.sqlite")
     holder = sqlite3.connect(path, isolation_level=None, timeout=0)
     holder.execute("PRAGMA journal_mode=WAL")
     holder.execute("CREATE TABLE t(x)")
