@@ -32,6 +32,20 @@ def test_new_phrases_wait_for_their_synonyms_until_written(store: GraphStore) ->
     assert (again.passages, again.phrases, again.facts) == ([], 0, 0)
 
 
+def test_a_stored_phrase_written_again_is_not_marked_pending_again(store: GraphStore) -> None:
+    """A writer that found a phrase missing may write it after another writer stored it and gave it its
+    synonym edges: only the write that creates a phrase marks it pending (CI: on Neo4j the second mark made
+    the other writer's synonym step read the same marks twice and stop with "kept ... phrases marked")."""
+    first, records = _records({"p1"})
+    store.write_passages(first, records)
+    store.write_synonyms([], done=[p.id for p in first])
+    later, more = _records({"p3"})
+    shared = {p.id for p in first} & {p.id for p in later}
+    assert shared == {make_phrase_id("stanford")}
+    store.write_passages(later, more)  # `later` holds "stanford" too, as if this writer found it missing
+    assert {p.id for p in store.pending_synonym_phrases(100)} == {p.id for p in later} - shared
+
+
 def test_a_pending_reembed_is_refused_until_it_is_finished(store: GraphStore) -> None:
     phrases, records = _records({"p1", "p3"})
     store.write_passages(phrases, records)

@@ -21,7 +21,9 @@ def test_new_phrases_are_marked_pending_in_the_transaction_that_writes_them() ->
     written = store.write_passages([PhraseRecord("ph0", "paris", vec(1, 0, 0))], [passage("p1", {"ph0": 1})])
     assert written.passages == ["p1"]
     # the mark is set by the statement that writes the phrases
-    assert "SET p:$($labels), p:SynonymsPending" in load_query("write_phrases").text
+    text = load_query("write_phrases").text
+    assert "p.written_in = $version,\n    p:SynonymsPending\n" in text  # ON CREATE: the phrases it inserts
+    assert text.count("SynonymsPending") == 1
     assert [[r["id"] for r in c.params["rows"]] for c in driver.named("write_phrases")] == [["ph0"]]
     [write_tx] = {c.tx for c in driver.calls if c.name not in ("server_database_id", "meta_read")}
     assert write_tx in driver.committed  # with the phrases, one transaction
