@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from typing import Literal
+from typing import Any, Literal
 
 import click
 
@@ -13,6 +14,7 @@ from hipporag_neo4j.errors import ConfigError, HippoRAGError
 from hipporag_neo4j.service import KnowledgeService
 
 log = logging.getLogger(__name__)
+_WARM_UP_JOIN_S = 60.0  # how long a stop waits for the model still loading
 
 
 @click.command("mcp")
@@ -65,7 +67,8 @@ def mcp_cmd(
             check_port(settings.server.host, settings.server.port)
     logging.basicConfig(level=logging.WARNING)  # stderr: stdout is the protocol channel under stdio
     service = KnowledgeService(settings)
-    threading.Thread(target=_warm_up, args=(service,), daemon=True).start()  # load while the client connects
+    warming = threading.Thread(target=_warm_up, args=(service,), daemon=True)
+    warming.start()  # load while the client connects
     try:
         server = build_mcp_server(service)
         if transport == "stdio":
@@ -82,16 +85,37 @@ def mcp_cmd(
             guarded = ApiKeyMiddleware(
                 BodySizeLimit(app, settings.server.max_body_bytes), auth, settings.neo4j.namespace
             )
-            # uvicorn logs warnings only (its access log would drown the tools' own): say where it listens
+            # uvicorn logs warnings only (its access log would drown the tools' own): say where it listens,
+            # once it does (a Ctrl-C before then would interrupt uvicorn while it builds its event loop)
             store = settings.embedded_store_path if settings.backend == "embedded" else settings.neo4j.uri
-            click.echo(
+            ready = (
                 f"MCP server (streamable HTTP) on http://{settings.server.host}:{settings.server.port}/mcp "
-                f"for {store}; Ctrl-C to stop",
-                err=True,
+                f"for {store}; Ctrl-C to stop"
             )
-            uvicorn.run(guarded, host=settings.server.host, port=settings.server.port, log_level="warning")
+            config = uvicorn.Config(
+                guarded, host=settings.server.host, port=settings.server.port, log_level="warning"
+            )
+            _serve_announcing(config, ready)
     finally:
+        # a Ctrl-C right after start: let the model finish loading, or the interpreter's exit aborts the
+        # process under the native runtime's threads ("terminate called without an active exception")
+        warming.join(timeout=_WARM_UP_JOIN_S)
         service.close()
+
+
+def _serve_announcing(config: Any, ready: str) -> None:
+    """Run uvicorn's server; print ``ready`` on stderr once its socket listens."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                click.echo(ready, err=True)
+
+    # uvicorn re-raises the Ctrl-C it handled after a clean stop; swallow it as uvicorn.run does
+    with contextlib.suppress(KeyboardInterrupt):
+        Server(config).run()
 
 
 def _warm_up(service: KnowledgeService) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,8 +20,9 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_until(args: list[str], ready: str, cwd: Path) -> str:
-    """Start the CLI, wait for ``ready`` on its stderr, Ctrl-C it; everything it printed on stderr."""
+def run_until(args: list[str], ready: str, cwd: Path, port: int) -> str:
+    """Start the CLI, wait for ``ready`` on its stderr, check ``port`` accepts a connection at once, Ctrl-C
+    it, check it exited 0; everything it printed on stderr."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "hipporag_neo4j", *args],
@@ -42,8 +44,11 @@ def run_until(args: list[str], ready: str, cwd: Path) -> str:
             if ready in line:
                 break
         assert any(ready in line for line in seen), "".join(seen)
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass  # it said where it listens only once it does
         proc.send_signal(signal.SIGINT)
         seen.append(proc.communicate(timeout=120)[1])
+        assert proc.returncode == 0, f"exit code {proc.returncode} after Ctrl-C:\n{''.join(seen)}"
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -57,6 +62,7 @@ def test_rest_server_says_where_and_stops_without_a_warning(tmp_path: Path) -> N
         ["--store", "kb", "serve", "--create", "--no-auth", "--port", str(port)],
         f"running on http://127.0.0.1:{port}",
         tmp_path,
+        port,
     )
     assert "Application shutdown complete" in log and "WARNING" not in log, log
 
@@ -69,5 +75,6 @@ def test_mcp_http_server_says_where_and_stops_without_a_warning(tmp_path: Path) 
         ["--store", "kb", *mcp],
         f"MCP server (streamable HTTP) on http://127.0.0.1:{port}/mcp for kb",
         tmp_path,
+        port,
     )
     assert "WARNING" not in log and "Traceback" not in log, log
