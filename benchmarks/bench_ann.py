@@ -5,7 +5,7 @@ at most ``top_k`` = 100 each). At 1M phrases the exact scan costs ~20 s per 512 
 measures the candidates on the same vectors, one library at a time, single-threaded (a shared 2-core
 machine; the product runs the step in the writing process):
 
-* ``ivf``: the store's own IVF (``hipporag_neo4j.stores.embedded.vector_index``, numpy), batched;
+* ``ivf``: the store's own IVF (``hipporag_neo4j.stores.memory.vector_index``, numpy), batched;
 * ``faiss-ivf`` (IndexIVFFlat), ``faiss-hnsw`` (IndexHNSWFlat), ``hnswlib``, ``usearch-f32``, ``usearch-i8``.
 
 Per candidate: build time over all but the last ``--add`` rows, add time for those rows (a write),
@@ -139,7 +139,7 @@ class Candidate:
 
 class Ivf(Candidate):
     def build(self, base: np.ndarray) -> Any:
-        from hipporag_neo4j.stores.embedded.vector_index import IvfIndex
+        from hipporag_neo4j.stores.memory.vector_index import IvfIndex
 
         return IvfIndex.train(base, nlist=self.params.get("nlist"))
 

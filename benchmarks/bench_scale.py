@@ -72,7 +72,7 @@ from hipporag_neo4j.retrieval.retriever import Retriever
 from hipporag_neo4j.settings import RetrievalSettings
 from hipporag_neo4j.stores.base import FactRecord, Matrix, PassageRecord, PhraseRecord, SynonymEdge
 from hipporag_neo4j.stores.embedded import EmbeddedStore
-from hipporag_neo4j.stores.embedded.vector_index import VectorSearch
+from hipporag_neo4j.stores.memory.vector_index import VectorSearch
 
 MODEL = "random-unit-vectors"
 

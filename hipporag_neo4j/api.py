@@ -59,17 +59,18 @@ def to_passage_input(item: PassageLike) -> PassageInput:
 
 
 def create_store(settings: Settings) -> GraphStore:
-    if settings.backend == "neo4j":
-        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
-
-        return Neo4jStore(settings.neo4j)
-    from hipporag_neo4j.stores.embedded import EmbeddedStore
-    from hipporag_neo4j.stores.embedded.vector_index import VectorSearch
+    from hipporag_neo4j.stores.memory.vector_index import VectorSearch
 
     s = settings.store
     search = VectorSearch(
         s.vector_search, s.vector_index_min_rows, s.vector_index_probes, s.vector_index_synonym_probes
     )
+    if settings.backend == "neo4j":
+        from hipporag_neo4j.stores.neo4j.store import Neo4jStore
+
+        return Neo4jStore(settings.neo4j, vector_search=search)
+    from hipporag_neo4j.stores.embedded import EmbeddedStore
+
     return EmbeddedStore(settings.embedded_store_path, vector_search=search)
 
 

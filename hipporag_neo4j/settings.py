@@ -74,22 +74,23 @@ class StoreSettings(_Group):
     path: Path = Field(Path(".hipporag/store"), description="Directory of the embedded store.")
     vector_search: Literal["auto", "exact", "approximate"] = Field(
         "auto",
-        description="Embedded store, query-time vector searches (linking, facts, dense passages): exact "
+        description="Vector searches held in process (the embedded store; Neo4j's copy with "
+        "neo4j.vector_search=client) at query time (linking, facts, dense passages): exact "
         "scans, an IVF index whose candidates are re-scored exactly (approximate: only recall can "
         "differ), or auto = the index from vector_index_min_rows rows of a matrix (benchmarks/README.md, "
         "issue 19). The synonym step searches through the same index from the same size "
         "(vector_index_synonym_probes; benchmarks/results/ann_synonyms.md, issue 35).",
     )
     vector_index_min_rows: int = Field(
-        200_000, ge=1, description="Embedded store, vector_search=auto: rows from which the index is used."
+        200_000, ge=1, description="vector_search=auto: rows of a matrix from which the index is used."
     )
     vector_index_probes: int = Field(
-        64, ge=1, description="Embedded store: IVF lists scored per search (more: better recall, slower)."
+        64, ge=1, description="IVF lists scored per search (more: better recall, slower)."
     )
     vector_index_synonym_probes: int = Field(
         32,
         ge=1,
-        description="Embedded store: IVF lists scored per new phrase by the synonym step once the phrases "
+        description="IVF lists scored per new phrase by the synonym step once the phrases "
         "are indexed (more: better recall of synonym edges, slower writes).",
     )
 

@@ -5,9 +5,9 @@ A built snapshot is persisted under ``snapshot/`` stamped with the graph version
 reflects (:mod:`.snapshot_files`) and memory-mapped by the next process that opens the store at that
 version instead of rebuilt; a version that only appended rows since one held in memory (or persisted) is
 carried forward by those rows (:mod:`.snapshot_delta`); anything else is rebuilt from SQL
-(:mod:`.snapshot`). The IVF indexes of large matrices (:mod:`.vector_index`) and the fact index live here
-too. The store (:mod:`.store`) owns the SQLite connection and the writes; this cache reads through its
-read transactions and is told what its own writes changed.
+(:mod:`.snapshot`). The IVF indexes of large matrices (:mod:`..memory.vector_index`) and the fact index
+live here too. The store (:mod:`.store`) owns the SQLite connection and the writes; this cache reads
+through its read transactions and is told what its own writes changed.
 """
 
 from __future__ import annotations
@@ -27,23 +27,20 @@ from hipporag_neo4j.common.sqlite import chunks, placeholders
 from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.graph.joined import JoinedMatrix, join_adjacency
 from hipporag_neo4j.models import Passage
-from hipporag_neo4j.stores.base import GraphJoin, Matrix, PhraseHit, PhraseRecord, StoreMeta, Vector
-from hipporag_neo4j.stores.embedded import snapshot, snapshot_delta, snapshot_files, vector_index
+from hipporag_neo4j.stores.base import GraphJoin, Matrix, PhraseHit, PhraseRecord, StoreMeta
+from hipporag_neo4j.stores.embedded import snapshot, snapshot_delta, snapshot_files
 from hipporag_neo4j.stores.embedded.enterprise import read_join_edges
 from hipporag_neo4j.stores.embedded.schema import PASSAGE_COUNT
-from hipporag_neo4j.stores.embedded.vector_index import IvfIndex, VectorSearch
 from hipporag_neo4j.stores.memory import queries
 from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex
 from hipporag_neo4j.stores.memory.spare_rows import grown
 from hipporag_neo4j.stores.memory.strings import StringTable
+from hipporag_neo4j.stores.memory.vector_index import HeldIndexes, VectorSearch
 from hipporag_neo4j.stores.memory.view import MemoryView
 
 log = logging.getLogger(__name__)
 
 INDEX_DIR = "vector_index"
-#: an index is extended (its tail assigned to lists: ~27 us a row at 1,024 lists) once the tail passes this
-#: many rows or 1/64 of the indexed rows (1M: 15.6k, about a quarter of the rows 64 probes score)
-INDEX_TAIL_ROWS = 8_192
 #: commits a snapshot is carried forward in memory (never written) past the newest persisted one; the
 #: query after that many starts bringing the persisted one forward and writing it in a thread of its own
 #: (off the query path); 0: never carry (every version brought forward from the persisted one)
@@ -89,8 +86,7 @@ class SnapshotCache:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._indexes: dict[str, tuple[tuple[object, ...], IvfIndex]] = {}
-        self.index_builds = 0  # vector indexes trained by this object (tests; benchmarks)
+        self.indexes = HeldIndexes(store.vector_search, store.lock)
         self._phrases: PhraseIndex | None = None
         self._snapshot: GraphSnapshot | None = None
         #: the last fact index read, with the (graph version, token) it reflects
@@ -379,72 +375,35 @@ class SnapshotCache:
 
     def candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
         """The IVF index's candidate rows for ``matrix`` when the vector search setting wants an index for
-        its size (:meth:`_vector_index`, found or trained on first use), else None (an exact scan)."""
-        if not self.store.vector_search.indexed(len(matrix)) or self.store.opened_meta is None:
-            return None
-
-        def candidates(m: Matrix, v: Vector, k: int) -> np.ndarray | None:
-            ivf = self._vector_index(kind, m)
-            return None if ivf is None else ivf.search(m, v, k, self.store.vector_search.probes)
-
-        return candidates
+        its size (found, persisted or trained on first use: :class:`~..memory.vector_index.HeldIndexes`),
+        else None (an exact scan)."""
+        where = self._index_place(kind)
+        return None if where is None else self.indexes.candidates(kind, matrix, self._loaded_version, *where)
 
     def batch_candidates(self, kind: str, matrix: Matrix) -> queries.BatchCandidates | None:
         """As :meth:`candidates`, for a batch of vectors searched with a similarity floor (the synonym
-        step: :meth:`IvfIndex.search_many` with ``vector_search.synonym_probes`` lists per vector)."""
-        if not self.store.vector_search.indexed(len(matrix)) or self.store.opened_meta is None:
+        step, ``vector_search.synonym_probes`` lists per vector)."""
+        where = self._index_place(kind)
+        if where is None:
             return None
+        return self.indexes.batch_candidates(kind, matrix, self._loaded_version, *where)
 
-        def candidates(m: Matrix, vs: Matrix, k: int, floor: float) -> list[np.ndarray] | None:
-            ivf = self._vector_index(kind, m)
-            return (
-                None
-                if ivf is None
-                else ivf.search_many(m, vs, k, floor, self.store.vector_search.synonym_probes)
-            )
-
-        return candidates
-
-    def _vector_index(self, kind: str, matrix: Matrix) -> IvfIndex | None:
-        """The IVF index over ``matrix`` (phrase, fact or passage vectors of the current snapshot) when the
-        vector search setting wants one for its size, else None. Kept per kind while the matrix is the same;
-        otherwise the persisted one if it covers the matrix's rows, else trained (once per store: the
-        rows a later write appends are the index's tail, scanned exactly until it is extended)."""
+    def _index_place(self, kind: str) -> tuple[Path | None, dict[str, object]] | None:
+        """Where the ``kind`` index persists and what it must match; None before the store is opened."""
         opened = self.store.opened_meta
-        if not self.store.vector_search.indexed(len(matrix)) or opened is None:
+        if opened is None:
             return None
-        key = (self._loaded_version, matrix.__array_interface__["data"][0], matrix.shape)
-        with self.store.lock:
-            cached = self._indexes.get(kind)
-            if cached is not None and cached[0] == key:
-                return cached[1]
-            index = cached[1] if cached is not None and cached[1].covers(matrix) else None
-            meta: dict[str, object] = {
-                "kind": kind,
-                "embedding_model": opened.embedding_model,
-                "embedding_dim": opened.embedding_dim,
-            }
-            directory = self.store.path / INDEX_DIR / kind
-            changed = False
-            if index is None and self.store.persist_snapshot:
-                index = vector_index.load(directory, meta)
-                if index is not None and not index.covers(matrix):
-                    index = None
-            if index is None:
-                index = IvfIndex.train(matrix)
-                self.index_builds += 1
-                changed = True
-            tail = len(matrix) - index.n_indexed
-            if tail > max(INDEX_TAIL_ROWS, index.n_indexed // 64):
-                index = index.extend(matrix)
-                changed = True
-            if changed and self.store.persist_snapshot:
-                try:
-                    vector_index.save(directory, index, meta)
-                except OSError as exc:  # best effort, as the snapshot: the next process trains again
-                    log.warning("could not persist the %s vector index of %s: %s", kind, self.store.path, exc)
-            self._indexes[kind] = (key, index)
-            return index
+        meta: dict[str, object] = {
+            "kind": kind,
+            "embedding_model": opened.embedding_model,
+            "embedding_dim": opened.embedding_dim,
+        }
+        return (self.store.path / INDEX_DIR / kind if self.store.persist_snapshot else None), meta
+
+    @property
+    def index_builds(self) -> int:
+        """Vector indexes trained by this object (tests; benchmarks)."""
+        return self.indexes.builds
 
     def passage_counts(self, phrase_ids: set[str]) -> dict[str, int]:
         snapshot = self._snapshot
@@ -535,6 +494,9 @@ class SnapshotParts:
 
     def candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
         return self.cache.candidates(kind, matrix)
+
+    def batch_candidates(self, kind: str, matrix: Matrix) -> queries.BatchCandidates | None:
+        return self.cache.batch_candidates(kind, matrix)
 
     def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         return self.cache.joined(graph, join, with_passages)

@@ -63,8 +63,8 @@ from hipporag_neo4j.stores.embedded.schema import (
     keys_of,
 )
 from hipporag_neo4j.stores.embedded.snapshot_cache import INDEX_DIR, SnapshotCache
-from hipporag_neo4j.stores.embedded.vector_index import VectorSearch
 from hipporag_neo4j.stores.memory import queries
+from hipporag_neo4j.stores.memory.vector_index import VectorSearch
 from hipporag_neo4j.stores.memory.view import MemoryView
 
 log = logging.getLogger(__name__)

@@ -52,6 +52,10 @@ class Parts(Protocol):
         """An approximate index's candidates over ``matrix`` (phrase, fact or passage), or None: exact."""
         ...
 
+    def batch_candidates(self, kind: str, matrix: Matrix) -> queries.BatchCandidates | None:
+        """The same for a batch searched with a similarity floor (the synonym step), or None: exact."""
+        ...
+
     def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         """``graph`` joined with the user's graph (``hipporag-neo4j link``)."""
         ...
@@ -145,8 +149,9 @@ class MemoryView:
     ) -> list[list[PhraseHit]]:
         phrases, counts = self.parts.phrases()
         candidates = self.parts.candidates("phrase", phrases.vectors)
+        batch = self.parts.batch_candidates("phrase", phrases.vectors) if exclude_ids else None
         return queries.nearest_phrases(
-            phrases, vectors, top_k, min_similarity, exclude_ids, counts, candidates
+            phrases, vectors, top_k, min_similarity, exclude_ids, counts, candidates, batch
         )
 
     def phrases_by_name(self, names: Iterable[str]) -> dict[str, PhraseHit]:

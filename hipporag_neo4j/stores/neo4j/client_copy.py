@@ -8,8 +8,9 @@ HippoRAG's PPR and MENTIONS aggregation (every phrase score shipped to the serve
 graph version into the in-process engine's structures (:mod:`hipporag_neo4j.stores.memory`:
 :class:`GraphSnapshot`, :class:`PhraseIndex`, :class:`FactIndex`) and every query is answered by the
 engine's one implementation (:mod:`~hipporag_neo4j.stores.memory.queries`), the embedded store's too:
-the two stores give the same answers, and exact ones (no approximate index between the query and the
-vectors). This process's own writes carry the copy forward through the engine's one
+the two stores give the same answers: exact ones below ``store.vector_index_min_rows`` rows of a matrix,
+and from there through the same IVF index as the embedded store (``store.vector_search``; candidates
+re-scored exactly). This process's own writes carry the copy forward through the engine's one
 :func:`~hipporag_neo4j.stores.memory.delta.apply`.
 
 What is read when:
@@ -55,7 +56,7 @@ from hipporag_neo4j.stores.base import (
     PhraseRecord,
     Vector,
 )
-from hipporag_neo4j.stores.memory import delta
+from hipporag_neo4j.stores.memory import delta, queries
 from hipporag_neo4j.stores.memory.graph import (
     FactIndex,
     GraphSnapshot,
@@ -64,6 +65,7 @@ from hipporag_neo4j.stores.memory.graph import (
     compact,
 )
 from hipporag_neo4j.stores.memory.strings import StringTable
+from hipporag_neo4j.stores.memory.vector_index import HeldIndexes, VectorSearch
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction
 
 #: Reads of a part that may see a concurrent commit before one is used without being kept. The last
@@ -201,9 +203,13 @@ def _insert_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
 class ClientCopy:
     """The in-process copy of one namespace (see the module doc). Thread-safe."""
 
-    def __init__(self, runner: CypherRunner, namespace: str) -> None:
+    def __init__(
+        self, runner: CypherRunner, namespace: str, vector_search: VectorSearch | None = None
+    ) -> None:
         self.runner = runner
         self.namespace = namespace
+        #: the IVF indexes of large matrices (the embedded store's, by the same setting), held in memory
+        self.indexes = HeldIndexes(vector_search or VectorSearch())
         self._view: View | None = None
         self._model: tuple[str, int] | None = None
         self._phrase_vectors: dict[str, Vector] = {}
@@ -684,8 +690,11 @@ class CopyParts:
         assert dense is not None
         return dense.ids, dense.vectors
 
-    def candidates(self, kind: str, matrix: Matrix) -> None:
-        return None  # exact: the copy holds no approximate index
+    def candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
+        return self.copy.indexes.candidates(kind, matrix, self.version)
+
+    def batch_candidates(self, kind: str, matrix: Matrix) -> queries.BatchCandidates | None:
+        return self.copy.indexes.batch_candidates(kind, matrix, self.version)
 
     def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         view = self.reading.part("graph")

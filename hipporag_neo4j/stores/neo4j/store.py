@@ -47,6 +47,7 @@ from hipporag_neo4j.stores.base import (
     check_no_reembed,
     chunks_of_parents,
 )
+from hipporag_neo4j.stores.memory.vector_index import VectorSearch
 from hipporag_neo4j.stores.neo4j import copy_cache, explore, ingest, schema, vector_search
 from hipporag_neo4j.stores.neo4j.aura import AuraSessions, SessionManager, aura_problem, session_name
 from hipporag_neo4j.stores.neo4j.capabilities import (
@@ -84,8 +85,11 @@ class Neo4jStore:
         *,
         driver: neo4j.Driver | None = None,
         aura_sessions: SessionManager | None = None,
+        vector_search: VectorSearch | None = None,
     ) -> None:
         self.settings = settings
+        #: exact scans or the IVF index for the copy's large matrices (``store.vector_search``)
+        self.vector_search = vector_search or VectorSearch()
         self.namespace = safe_identifier(settings.namespace, "neo4j.namespace")
         self.database = safe_identifier(settings.database, "neo4j.database")
         self._driver = driver
@@ -135,7 +139,7 @@ class Neo4jStore:
         and the vectors when ``vector_search`` is ``client``."""
         if self._copy is None:
             self._database_id = self._read_database_id()  # what the copy is valid for (_after_outage)
-            self._copy = ClientCopy(self.runner, self.namespace)
+            self._copy = ClientCopy(self.runner, self.namespace, self.vector_search)
             if self.settings.copy_cache:
                 self._restore_copy(self._copy)
         return self._copy

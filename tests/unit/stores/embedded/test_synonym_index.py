@@ -14,8 +14,8 @@ import pytest
 
 from hipporag_neo4j.stores.base import PhraseRecord
 from hipporag_neo4j.stores.embedded import EmbeddedStore
-from hipporag_neo4j.stores.embedded.vector_index import DEFAULT_SYNONYM_PROBES, IvfIndex, VectorSearch
 from hipporag_neo4j.stores.memory.knn import nearest_rows
+from hipporag_neo4j.stores.memory.vector_index import DEFAULT_SYNONYM_PROBES, IvfIndex, VectorSearch
 
 pytestmark = pytest.mark.unit
 

@@ -17,14 +17,14 @@ from hipporag_neo4j.settings import Settings, StoreSettings
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
 from hipporag_neo4j.stores.embedded import EmbeddedStore
 from hipporag_neo4j.stores.embedded.store import INDEX_DIR
-from hipporag_neo4j.stores.embedded.vector_index import (
+from hipporag_neo4j.stores.memory.knn import top_positions
+from hipporag_neo4j.stores.memory.vector_index import (
     DEFAULT_PROBES,
     IvfIndex,
     VectorSearch,
     fingerprint,
     list_count,
 )
-from hipporag_neo4j.stores.memory.knn import top_positions
 
 pytestmark = pytest.mark.unit
 
@@ -263,9 +263,9 @@ def test_synonym_search_below_min_rows_stays_exact(tmp_path: Path) -> None:
 def test_a_long_tail_is_assigned_to_lists_and_persisted_without_training(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hipporag_neo4j.stores.embedded import snapshot_cache, vector_index
+    from hipporag_neo4j.stores.memory import vector_index
 
-    monkeypatch.setattr(snapshot_cache, "INDEX_TAIL_ROWS", 100)
+    monkeypatch.setattr(vector_index, "INDEX_TAIL_ROWS", 100)
     rng = np.random.default_rng(9)
     path = tmp_path / "store"
     store = _open(path, VectorSearch("approximate"))

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -37,6 +39,8 @@ import numpy.typing as npt
 
 from hipporag_neo4j.stores.base import Matrix
 from hipporag_neo4j.stores.memory.knn import best_per_row, block_candidates
+
+log = logging.getLogger(__name__)
 
 VectorSearchMode = Literal["auto", "exact", "approximate"]
 VECTOR_SEARCH_MODES: tuple[VectorSearchMode, ...] = ("auto", "exact", "approximate")
@@ -251,6 +255,96 @@ class IvfIndex:
         if n_rows > self.n_indexed:
             score(np.arange(n_q), np.arange(self.n_indexed, n_rows), matrix[self.n_indexed : n_rows])
         return [found for found, _ in best_per_row(n_q, k, rows, cols, values)]
+
+
+Meta = dict[str, object] | None  # what a persisted index must match (model, dimension, kind)
+
+#: an index is extended (its tail assigned to lists: ~27 us a row at 1,024 lists) once the tail passes this
+#: many rows or 1/64 of the indexed rows (1M: 15.6k, about a quarter of the rows 64 probes score)
+INDEX_TAIL_ROWS = 8_192
+
+
+class HeldIndexes:
+    """The IVF index of each kind of matrix (phrase, fact, passage) one holder keeps: the embedded store's
+    snapshot cache, the Neo4j store's in-process copy. Found, trained or extended on first use; persisted
+    in ``directory / kind`` when a directory is given (each process and graph version then loads it).
+
+    An index stays valid while the matrix grows by appending (the new rows are its tail, scanned exactly
+    until there are more than ``max(INDEX_TAIL_ROWS, n_indexed / 64)``, then assigned to lists); a matrix
+    whose indexed prefix changed (a deletion moved rows) gets a new one."""
+
+    def __init__(self, search: VectorSearch, lock: threading.Lock | threading.RLock | None = None) -> None:
+        self.search = search
+        self.lock = lock if lock is not None else threading.Lock()
+        self.builds = 0  # indexes trained (tests; benchmarks)
+        self._held: dict[str, tuple[tuple[object, ...], IvfIndex]] = {}
+
+    def index(
+        self,
+        kind: str,
+        matrix: Matrix,
+        version: object,
+        directory: Path | None = None,
+        meta: Meta = None,
+    ) -> IvfIndex | None:
+        """The index over ``matrix`` (of graph ``version``) when :attr:`search` wants one for its size."""
+        if not self.search.indexed(len(matrix)):
+            return None
+        key = (version, matrix.__array_interface__["data"][0], matrix.shape)
+        with self.lock:
+            held = self._held.get(kind)
+            if held is not None and held[0] == key:
+                return held[1]
+            index = held[1] if held is not None and held[1].covers(matrix) else None
+            changed = False
+            if index is None and directory is not None:
+                index = load(directory, meta or {})
+                if index is not None and not index.covers(matrix):
+                    index = None
+            if index is None:
+                index = IvfIndex.train(matrix)
+                self.builds += 1
+                changed = True
+            if len(matrix) - index.n_indexed > max(INDEX_TAIL_ROWS, index.n_indexed // 64):
+                index = index.extend(matrix)
+                changed = True
+            if changed and directory is not None:
+                try:
+                    save(directory, index, meta or {})
+                except OSError as exc:  # best effort: the next process trains again
+                    log.warning("could not persist the %s vector index in %s: %s", kind, directory, exc)
+            self._held[kind] = (key, index)
+            return index
+
+    def candidates(
+        self, kind: str, matrix: Matrix, version: object, directory: Path | None = None, meta: Meta = None
+    ) -> Callable[[Matrix, Matrix, int], npt.NDArray[np.intp] | None] | None:
+        """Candidate rows for one query vector (``probes`` lists of :meth:`index`), or None below the
+        index's size (an exact scan)."""
+        if not self.search.indexed(len(matrix)):
+            return None
+        probes = self.search.probes
+
+        def candidates(m: Matrix, v: Matrix, k: int) -> npt.NDArray[np.intp] | None:
+            found = self.index(kind, m, version, directory, meta)
+            return None if found is None else found.search(m, v, k, probes)
+
+        return candidates
+
+    def batch_candidates(
+        self, kind: str, matrix: Matrix, version: object, directory: Path | None = None, meta: Meta = None
+    ) -> Callable[[Matrix, Matrix, int, float], list[npt.NDArray[np.intp]] | None] | None:
+        """As :meth:`candidates`, for a batch searched with a similarity floor (the synonym step:
+        ``synonym_probes`` lists per vector)."""
+        if not self.search.indexed(len(matrix)):
+            return None
+        probes = self.search.synonym_probes
+
+        def candidates(m: Matrix, vs: Matrix, k: int, floor: float) -> list[npt.NDArray[np.intp]] | None:
+            found = self.index(kind, m, version, directory, meta)
+            return None if found is None else found.search_many(m, vs, k, floor, probes)
+
+        return candidates
 
 
 # --- persistence ---------------------------------------------------------------------------------------
