@@ -139,6 +139,7 @@ def main() -> None:
     )
     parser.add_argument("--namespace", default="write_profile")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--batch-size", type=int, default=500, help="neo4j.batch_size (rows per statement)")
     args = parser.parse_args()
     if args.vector_commit:
         vector_commit(
@@ -154,6 +155,7 @@ def main() -> None:
                 "password": os.environ["HIPPORAG_NEO4J_PASSWORD"],
                 "namespace": args.namespace,
                 "ppr_engine": "local",
+                "batch_size": args.batch_size,
             },
         },
         env_file=None,
@@ -163,7 +165,7 @@ def main() -> None:
     start = time.perf_counter()
     report = memory.index_openie(args.openie)
     wall = time.perf_counter() - start
-    print(f"wall {wall:.2f} s, {len(report.indexed)} passages, load {load:.1f} -> {os.getloadavg()[0]:.1f}")
+    print(f"batch_size {args.batch_size}: wall {wall:.2f} s, {len(report.indexed)} passages, load {load:.1f} -> {os.getloadavg()[0]:.1f}")
     print("indexer stages (s):", {k: round(v, 2) for k, v in report.timings.items()})
     for name, (calls, seconds, rows) in sorted(STATS.items(), key=lambda x: -x[1][1]):
         print(f"{name:32s} calls {int(calls):6d} rows {int(rows):8d} s {seconds:8.2f}")
