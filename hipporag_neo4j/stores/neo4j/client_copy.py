@@ -64,6 +64,7 @@ from hipporag_neo4j.stores.memory.graph import (
     canonical_adjacency,
     compact,
 )
+from hipporag_neo4j.stores.memory.spare_rows import grown
 from hipporag_neo4j.stores.memory.strings import StringTable
 from hipporag_neo4j.stores.memory.vector_index import HeldIndexes, VectorSearch
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction
@@ -126,6 +127,8 @@ class View:
     version: int
     phrases: PhraseIndex | None = None  # ids and names (its vectors are phrase_vectors)
     phrase_vectors: Matrix | None = None
+    #: the buffer ``phrase_vectors`` is the first rows of: a write's new phrases go into its spare rows
+    phrase_room: Matrix | None = field(default=None, repr=False)
     passage_counts: dict[str, int] | None = None
     by_name: dict[str, int] | None = None  # phrase name -> position in ``phrases``
     passage_total: int | None = None
@@ -592,12 +595,16 @@ class ClientCopy:
                 held.names.extended(names),
                 np.zeros((len(held.ids) + len(fresh), 0), dtype=np.float32),
             )
+            if old.phrase_vectors is not None:  # appended in place, not stacked again (1M: 1.5 GB a write)
+                rows = np.stack([self._phrase_vectors[i] for i in fresh]).astype(np.float32, copy=False)
+                view.phrase_vectors, view.phrase_room, _ = grown(old.phrase_vectors, old.phrase_room, rows)
+                old.phrase_room = None  # handed on: the old view never writes past its rows again
             by_name = dict(old.by_name or {})
             by_name.update((name, len(held.ids) + k) for k, name in enumerate(names))
             view.by_name = by_name
         else:
             view.phrases, view.by_name = held, old.by_name
-            view.phrase_vectors = old.phrase_vectors
+            view.phrase_vectors, view.phrase_room, old.phrase_room = old.phrase_vectors, old.phrase_room, None
         view.passage_counts = counts
 
     def _advance_facts(self, old: FactIndex, new: Sequence[PassageRecord]) -> FactIndex | None:
