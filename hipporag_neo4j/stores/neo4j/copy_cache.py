@@ -8,7 +8,8 @@ the facts) are written to one ``.npz`` file per database and namespace, stamped 
 namespace is at that stamp when it first reads the copy loads the file instead (:meth:`ClientCopy.restore`);
 any other stamp (a newer graph version: every write transaction bumps it; another database; another
 model) is not used, and the copy is read from the server as before. So a file can only ever be served for
-the graph it was read from: a graph version names one committed state of the namespace.
+the graph it was read from: a graph version names one committed state of the namespace. The vectors are
+memory-mapped from the file (read-only), so the processes that load one file share them in the page cache.
 
 Written atomically (a temporary file, then ``os.replace``); a file that cannot be read is ignored (and
 the copy read from the server). Setting ``neo4j.copy_cache_dir`` (default
@@ -20,7 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
+import struct
 import tempfile
 import zipfile
 from pathlib import Path
@@ -189,6 +192,36 @@ def save(path: Path, stamped: dict[str, Any], view: View) -> bool:
     return True
 
 
+def _mapped(path: Path, member: zipfile.ZipInfo) -> npt.NDArray[Any]:
+    """The array stored (uncompressed, as ``np.savez`` writes) in ``member`` of the file, memory-mapped
+    read-only: the processes that load one cache file (``serve`` workers, CLI calls) share its pages in the
+    page cache instead of each holding a copy of the vectors (at M: 370 MB)."""
+    if member.compress_type != zipfile.ZIP_STORED:
+        raise ValueError(f"{member.filename} is compressed")
+    with open(path, "rb") as f:
+        f.seek(member.header_offset)
+        local = f.read(30)
+        if len(local) != 30 or local[:4] != b"PK\x03\x04":
+            raise ValueError(f"{member.filename}: no local file header")
+        name_length, extra_length = struct.unpack("<HH", local[26:30])
+        f.seek(member.header_offset + 30 + name_length + extra_length)
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"{member.filename}: .npy format {version}")
+        offset = f.tell()
+    if dtype.hasobject or fortran:
+        raise ValueError(f"{member.filename}: not a plain C-ordered array")
+    if not math.prod(shape):
+        return np.zeros(shape, dtype=dtype)
+    # a plain view of the map: rows of a np.memmap would each carry the map's attributes (the copy holds
+    # one row per phrase and fact: ~80 MB more at M)
+    return np.asarray(np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape))
+
+
 def load(path: Path, stamped: dict[str, Any]) -> View | None:
     """The view written to ``path`` when its stamp is ``stamped``, else None (also for a missing or
     unreadable file)."""
@@ -198,7 +231,11 @@ def load(path: Path, stamped: dict[str, Any]) -> View | None:
             written.pop("parts", None)
             if written != stamped:
                 return None
-            arrays = {k: found[k] for k in found.files if k != "stamp"}
+            arrays = {
+                k: _mapped(path, found.zip.getinfo(f"{k}.npy")) if k.endswith("_vectors") else found[k]
+                for k in found.files
+                if k != "stamp"
+            }
         return view_of(int(stamped["graph_version"]), arrays)
     except FileNotFoundError:
         return None
