@@ -163,6 +163,7 @@ class Reading:
             return self._state
 
     def part(self, name: str) -> View:
+        self.copy.used(name)
         with self._lock:
             held = self.view
         if held is not None and getattr(held, name) is not None:
@@ -217,6 +218,11 @@ class ClientCopy:
         self._model: tuple[str, int] | None = None
         self._phrase_vectors: dict[str, Vector] = {}
         self._fact_vectors: dict[str, Vector] = {}
+        #: the parts this process's queries asked for: only those are carried forward by its writes (a
+        #: process that only writes, an index run, neither advances nor keeps the graph, the passage
+        #: vectors or the facts a copy restored from disk holds: at 1M facts, re-stacking their vectors
+        #: took seconds per write, and keeping them 1.6 GB)
+        self._used: set[str] = set()
         self._load_lock = threading.Lock()
         self.reads: dict[str, int] = {}  # part -> reads from the server (tests, benchmarks)
         self._joined: dict[tuple[int, GraphJoin, bool], JoinedMatrix] = {}  # one graph version held
@@ -233,6 +239,10 @@ class ClientCopy:
             raise StoreError(f"namespace {self.namespace!r} has no metadata node: open() the store first")
         row = rows[0]
         return State(int(row["graph_version"]), str(row["embedding_model"]), int(row["embedding_dim"]))
+
+    def used(self, part: str) -> None:
+        """Note that a query of this process asked for ``part`` (its writes carry it forward from then)."""
+        self._used.add(part)
 
     def reading(self) -> Reading:
         """One query's reads at the version the server holds on its first read (one round trip)."""
@@ -510,12 +520,14 @@ class ClientCopy:
                 self._advance_phrases(old, view, phrases, new)
             if old.passage_total is not None:
                 view.passage_total = old.passage_total + len(new)
-            if old.dense is not None and all(r.embedding is not None for r in new):
+            used = self._used
+            if old.dense is not None and "dense" in used and all(r.embedding is not None for r in new):
                 view.dense = _insert_dense(old.dense, new)
-            if old.facts is not None:
+            if old.facts is not None and "facts" in used:
                 view.facts = self._advance_facts(old.facts, new)
             if (
                 old.graph is not None
+                and "graph" in used
                 and view.phrases is not None
                 and relation_edges is not None
                 and synonyms is not None
@@ -564,6 +576,8 @@ class ClientCopy:
         for phrase in phrases:
             if phrase.embedding is not None:
                 self._phrase_vectors.setdefault(phrase.id, np.asarray(phrase.embedding, dtype=np.float32))
+        if "facts" not in self._used:
+            return
         done = set(written)
         for record in records:
             if record.passage.id in done:

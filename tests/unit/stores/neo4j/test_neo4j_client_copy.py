@@ -265,3 +265,60 @@ def test_own_writes_append_new_phrase_vectors_in_place_with_the_fresh_read_s_row
     fresh.nearest_phrases(query, 1, -1.0, None)
     assert fresh.copy._view is not None
     assert np.array_equal(fresh.copy._view.phrase_vectors, third)
+
+
+def test_a_process_that_only_writes_carries_only_the_phrases_forward() -> None:
+    """A copy restored from disk holds every part; a process that only writes (an index run) asks for the
+    phrases alone, so its writes advance those and drop the graph, passage vectors and facts (re-read if a
+    query asks later) and keep no fact vectors; once a query asks for the facts, writes carry them too."""
+    import copy as copying
+
+    from hipporag_neo4j.models import Passage
+    from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord
+
+    g = with_vectors(corpus())
+    for node in g.of("Fact", NS):
+        node.props["embedding"] = unit(0.3, 0.1, 0.9)
+    reader = store_on(FakeServer(g), gds=None, version="5.26.0")
+    query = np.asarray([unit(1, 0.2, 0)], dtype=np.float32)
+    reader.nearest_phrases(query, 3, -1.0, None)
+    reader.view().dense_passage_scores(query[0], 4)
+    reader.view().nearest_facts(query[0], 4)
+    reader.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
+    held = reader.copy._view
+    assert held is not None and held.graph is not None and held.facts is not None and held.dense is not None
+    state = reader.copy.state()
+
+    writer = store_on(FakeServer(g), gds=None, version="5.26.0")
+    assert writer.copy.restore(state, copying.copy(held))
+
+    def write(k: int) -> None:
+        version = writer.copy.state().version
+        vector = np.asarray(unit(1, 0.2, 0.05 * (k + 1)), dtype=np.float32)
+        fact = FactRecord(f"f-{k}", f"zz-{k}", "near", "ph03", f"zz {k} near", vector)
+        record = PassageRecord(Passage(id=f"p-new-{k}", text="new"), vector, {f"zz-{k}": 1}, [fact])
+        g.phrase(NS, f"zz-{k}", f"zz {k}", embedding=[float(x) for x in vector], written_in=version + 1)
+        g.passage(NS, f"p-new-{k}", embedding=[float(x) for x in vector], written_in=version + 1)
+        g.mention(NS, f"p-new-{k}", f"zz-{k}", 1)
+        g.fact(NS, f"f-{k}", f"zz-{k}", "near", "ph03", [float(x) for x in vector])
+        g.bump(NS)
+        phrase = PhraseRecord(f"zz-{k}", f"zz {k}", vector)
+        assert writer.copy.advance(
+            version + 1, [phrase], [record], [f"p-new-{k}"], relation_edges=0, synonyms=[], model=("m", 3)
+        )
+
+    writer.nearest_phrases(query, 3, -1.0, [""])  # the synonym step's search: phrases only
+    write(0)
+    view = writer.copy._view
+    assert view is not None and view.phrases is not None and view.phrase_vectors is not None
+    assert (view.graph, view.dense, view.facts) == (None, None, None)  # dropped, not advanced
+    assert "zz-0" in list(view.phrases.ids) and len(view.phrase_vectors) == len(view.phrases.ids)
+    assert "f-0" not in writer.copy._fact_vectors  # no fact vector kept by a process that only writes
+    writer.view().nearest_facts(query[0], 4)  # a query asks for the facts: read, and carried from now on
+    write(1)
+    view = writer.copy._view
+    assert view is not None and view.facts is not None and "f-1" in view.facts.ids
+    assert "f-1" in writer.copy._fact_vectors
+    fresh = store_on(FakeServer(g), gds=None, version="5.26.0")
+    assert writer.view().nearest_facts(query[0], 6) == fresh.view().nearest_facts(query[0], 6)
+    assert writer.nearest_phrases(query, 5, -1.0, None) == fresh.nearest_phrases(query, 5, -1.0, None)
