@@ -165,7 +165,8 @@ def main() -> None:
     start = time.perf_counter()
     report = memory.index_openie(args.openie)
     wall = time.perf_counter() - start
-    print(f"batch_size {args.batch_size}: wall {wall:.2f} s, {len(report.indexed)} passages, load {load:.1f} -> {os.getloadavg()[0]:.1f}")
+    loads = f"load {load:.1f} -> {os.getloadavg()[0]:.1f}"
+    print(f"batch_size {args.batch_size}: wall {wall:.2f} s, {len(report.indexed)} passages, {loads}")
     print("indexer stages (s):", {k: round(v, 2) for k, v in report.timings.items()})
     for name, (calls, seconds, rows) in sorted(STATS.items(), key=lambda x: -x[1][1]):
         print(f"{name:32s} calls {int(calls):6d} rows {int(rows):8d} s {seconds:8.2f}")
