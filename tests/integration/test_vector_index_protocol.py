@@ -49,7 +49,9 @@ def _builds(store: GraphStore) -> int:
 
 
 @pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
-def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[GraphStore, GraphStore]]:
+def stores(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[GraphStore, GraphStore, Callable[[VectorSearch], GraphStore]]]:
     """One graph opened twice: searched through the index (every list probed), and exactly."""
     opener = _opener(request.param, tmp_path)
     indexed = opener(VectorSearch("approximate", probes=64, synonym_probes=64))
@@ -61,15 +63,15 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Gra
     indexed.write_passages(phrases, [record])
     exact = opener(VectorSearch("exact"))
     exact.open(EMB.model_name, EMB.dimension)
-    yield indexed, exact
+    yield indexed, exact, opener
     exact.close()
     indexed.close()
 
 
 def test_linking_and_the_synonym_step_search_through_the_index_with_exact_answers(
-    stores: tuple[GraphStore, GraphStore],
+    stores: tuple[GraphStore, GraphStore, Callable[[VectorSearch], GraphStore]],
 ) -> None:
-    indexed, exact = stores
+    indexed, exact, _ = stores
     queries = EMB.encode(["river 3", "castle 12", "harbour 39"])
     linked = indexed.view().nearest_phrases(queries, 5, -1.0)
     assert _builds(indexed) == 1  # the phrase index, trained on first use
@@ -83,3 +85,25 @@ def test_linking_and_the_synonym_step_search_through_the_index_with_exact_answer
         hit.id != own for hits, own in zip(synonyms, ids, strict=True) for hit in hits
     )
     assert _builds(indexed) == 1 and _builds(exact) == 0  # the same index; the exact store trains none
+
+
+def test_a_new_process_loads_the_index_another_one_trained(
+    stores: tuple[GraphStore, GraphStore, Callable[[VectorSearch], GraphStore]],
+) -> None:
+    """The index persists (the embedded store's folder; Neo4j: beside the copy's file on disk), so each
+    process and graph version does not train it again."""
+    indexed, exact, opener = stores
+    queries = EMB.encode(["mill 7"])
+    first = indexed.view().nearest_phrases(queries, 5, -1.0)
+    assert _builds(indexed) == 1
+    later = opener(VectorSearch("approximate", probes=64, synonym_probes=64))
+    later.open(EMB.model_name, EMB.dimension)
+    try:
+        assert (
+            later.view().nearest_phrases(queries, 5, -1.0)
+            == first
+            == exact.view().nearest_phrases(queries, 5, -1.0)
+        )
+        assert _builds(later) == 0  # loaded, not trained
+    finally:
+        later.close()

@@ -40,6 +40,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -214,6 +215,8 @@ class ClientCopy:
         self.namespace = namespace
         #: the IVF indexes of large matrices (the embedded store's, by the same setting), held in memory
         self.indexes = HeldIndexes(vector_search or VectorSearch())
+        #: where the indexes persist (``neo4j.copy_cache``: beside the copy's file), else held in memory
+        self.index_dir: Path | None = None
         self._view: View | None = None
         self._model: tuple[str, int] | None = None
         self._phrase_vectors: dict[str, Vector] = {}
@@ -712,10 +715,21 @@ class CopyParts:
         return dense.ids, dense.vectors
 
     def candidates(self, kind: str, matrix: Matrix) -> queries.Candidates | None:
-        return self.copy.indexes.candidates(kind, matrix, self.version)
+        return self.copy.indexes.candidates(kind, matrix, self.version, *self._index_place(kind))
 
     def batch_candidates(self, kind: str, matrix: Matrix) -> queries.BatchCandidates | None:
-        return self.copy.indexes.batch_candidates(kind, matrix, self.version)
+        return self.copy.indexes.batch_candidates(kind, matrix, self.version, *self._index_place(kind))
+
+    def _index_place(self, kind: str) -> tuple[Path, dict[str, object]] | tuple[()]:
+        """Where the ``kind`` index persists and what it must match (its fingerprint checks the rows)."""
+        if self.copy.index_dir is None:
+            return ()
+        state = self.reading.state
+        return self.copy.index_dir / kind, {
+            "kind": kind,
+            "embedding_model": state.model,
+            "embedding_dim": state.dim,
+        }
 
     def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         view = self.reading.part("graph")

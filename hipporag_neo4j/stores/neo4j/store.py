@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -141,6 +142,7 @@ class Neo4jStore:
             self._database_id = self._read_database_id()  # what the copy is valid for (_after_outage)
             self._copy = ClientCopy(self.runner, self.namespace, self.vector_search)
             if self.settings.copy_cache:
+                self._copy.index_dir = self._copy_index_dir()  # trained once, not per process
                 self._restore_copy(self._copy)
         return self._copy
 
@@ -150,6 +152,13 @@ class Neo4jStore:
             Path(self.settings.copy_cache_dir) if self.settings.copy_cache_dir else copy_cache.default_dir()
         )
         return copy_cache.cache_file(root, self._database_id or "", self.database, self.namespace)
+
+    def _copy_index_dir(self) -> Path:
+        """Where the copy's IVF indexes (large namespaces) persist: beside its file, in the owner-only
+        folder of the copies (the centroids are means of your vectors)."""
+        path = self._copy_file().with_suffix(".ivf")
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return path
 
     def _copy_stamp(self) -> dict[str, Any] | None:
         """The namespace's stamp now (its current graph version); None without metadata or without the
@@ -463,6 +472,7 @@ class Neo4jStore:
         if self.settings.copy_cache:  # its copy on disk goes too (no process could use it any more)
             self._database_id = self._database_id or self._read_database_id()
             self._copy_file().unlink(missing_ok=True)
+            shutil.rmtree(self._copy_index_dir(), ignore_errors=True)
         dims = {counts.embedding_dim} if counts.embedding_dim is not None else set()
         if state is not None:
             dims.add(state.embedding_dim)
