@@ -257,6 +257,11 @@ class IvfIndex:
         return [found for found, _ in best_per_row(n_q, k, rows, cols, values)]
 
 
+#: an index is trained again once the matrix would get this many times its lists (about 4x its rows): a
+#: search scores ``probes`` lists, so lists that kept growing made every search dearer (the synonym step at
+#: 700k phrases with the lists of 200k: 2.2x the rows per list, ~15 s per index batch of 256 passages)
+RETRAIN_LISTS_FACTOR = 2
+
 Meta = dict[str, object] | None  # what a persisted index must match (model, dimension, kind)
 
 #: an index is extended (its tail assigned to lists: ~27 us a row at 1,024 lists) once the tail passes this
@@ -270,8 +275,9 @@ class HeldIndexes:
     in ``directory / kind`` when a directory is given (each process and graph version then loads it).
 
     An index stays valid while the matrix grows by appending (the new rows are its tail, scanned exactly
-    until there are more than ``max(INDEX_TAIL_ROWS, n_indexed / 64)``, then assigned to lists); a matrix
-    whose indexed prefix changed (a deletion moved rows) gets a new one."""
+    until there are more than ``max(INDEX_TAIL_ROWS, n_indexed / 64)``, then assigned to lists) until
+    the matrix would get ``RETRAIN_LISTS_FACTOR`` times its lists; a matrix whose indexed prefix changed
+    (a deletion moved rows) gets a new one."""
 
     def __init__(self, search: VectorSearch, lock: threading.Lock | threading.RLock | None = None) -> None:
         self.search = search
@@ -301,6 +307,8 @@ class HeldIndexes:
                 index = load(directory, meta or {})
                 if index is not None and not index.covers(matrix):
                     index = None
+            if index is not None and list_count(len(matrix)) >= RETRAIN_LISTS_FACTOR * index.nlist:
+                index = None  # grown past its lists (trained at 200k: 447 lists of 2,200 rows at 1M)
             if index is None:
                 index = IvfIndex.train(matrix)
                 self.builds += 1

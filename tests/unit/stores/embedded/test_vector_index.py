@@ -284,3 +284,21 @@ def test_a_long_tail_is_assigned_to_lists_and_persisted_without_training(
     assert extended is not None and extended.n_indexed == 2_250
     assert np.array_equal(extended.centroids, first.centroids)
     assert store.cache.index_builds == 1
+
+
+def test_an_index_the_matrix_outgrew_is_trained_again_with_more_lists() -> None:
+    """Appends keep the index (its tail, then extended) until the matrix would get twice its lists: then
+    it is trained again, so its lists stay about sqrt(rows) long and a search scores as few rows."""
+    from hipporag_neo4j.stores.memory.vector_index import HeldIndexes, list_count
+
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((1_700, 16)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    held = HeldIndexes(VectorSearch("approximate"))
+    first = held.index("phrase", rows[:400], version=1)
+    assert first is not None and first.nlist == list_count(400) == 20 and held.builds == 1
+    grown_once = held.index("phrase", rows[:1_000], version=2)  # 32 lists' worth: kept
+    assert grown_once is not None and grown_once.nlist == 20 and held.builds == 1
+    outgrown = held.index("phrase", rows, version=3)  # 41 lists' worth: trained again
+    assert outgrown is not None and outgrown.nlist == list_count(1_700) == 41 and held.builds == 2
+    assert outgrown.n_indexed == 1_700
