@@ -525,6 +525,7 @@ class Neo4jStore:
                     if name.startswith("gds")
                     else 1
                 ),
+                top_nodes=self.settings.gds_top_nodes,
             )
         return self._engine
 
