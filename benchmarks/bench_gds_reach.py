@@ -15,6 +15,9 @@ interleaved (the order rotates per question and round), on a kept scale-suite na
   node keeps its true out-weight: the weight of its edges leaving the neighbourhood goes to one sink
   node (directed relationships, so the sink sends nothing back), so inside the neighbourhood the walk is
   the full graph's walk minus the mass that leaves and would come back. Over ``--cap`` nodes: skipped;
+- ``gds_top_nodes=<N>``: the engine with the opt-in setting ``neo4j.gds_top_nodes`` (the statement
+  ``gds_passage_scores_top``: like ``gds-top<N>``, scores still divided by the sum over every node
+  reached; ``hipporag`` mode only);
 - ``gds-top<N>``: as ``gds-full``, the walk's stream cut to its N best nodes (``ORDER BY score DESC
   LIMIT N``) before the node look-ups and the MENTIONS aggregation (``hipporag`` mode only);
 - ``cypher-push-<tolerance>``: no GDS at all, one read-only Cypher statement that pushes the seeds' mass
@@ -61,9 +64,10 @@ from harness import load_average, md_header, md_table, run_header, write_results
 from scale_corpus import HashEmbedder
 
 from hipporag_neo4j import HippoRAG
+from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.settings import load_settings
 from hipporag_neo4j.stores.base import WalkParams
-from hipporag_neo4j.stores.neo4j.engines.gds import normalised, normalised_reset, supersteps
+from hipporag_neo4j.stores.neo4j.engines.gds import GdsPpr, normalised, normalised_reset, supersteps
 
 REPO = Path(__file__).resolve().parent.parent
 PREFIX = "bench_reach_"  # every graph this run makes starts with it
@@ -367,20 +371,16 @@ class Bench:
         self.run("CALL gds.graph.drop($g, false) YIELD graphName RETURN graphName", g=graph)
         self.made.discard(graph)
 
-    def sub(self, call: Call, k: int, info: dict[str, Any]) -> list[str] | None:
+    def per_question(
+        self, call: Call, info: dict[str, Any], make: Callable[[str], list[dict[str, Any]]]
+    ) -> list[str] | None:
+        """Make a graph for this call (``make(name)``: its nodes and relationships, no row = over the
+        cap), run the product's statement on it, drop it; the two parts timed into ``info``."""
         graph = f"{PREFIX}{uuid.uuid4().hex[:12]}"
         self.made.add(graph)
         try:
             t0 = time.perf_counter()
-            rows = self.run(
-                sub_project_statement(call.mode, k),
-                seeds=call.seed_rows(),
-                namespace=self.args.namespace,
-                k=k,
-                cap=self.args.cap,
-                graph_name=graph,
-                sink=SINK,
-            )
+            rows = make(graph)
             if not rows:
                 info.update(nodes=None, over_cap=True)
                 return None
@@ -395,12 +395,25 @@ class Bench:
             if graph in self.made:
                 self.drop(graph)
 
-    def rwr(self, call: Call, ratio: float, full: str, info: dict[str, Any]) -> list[str]:
-        graph = f"{PREFIX}{uuid.uuid4().hex[:12]}"
-        self.made.add(graph)
-        try:
-            t0 = time.perf_counter()
-            rows = self.run(
+    def sub(self, call: Call, k: int, info: dict[str, Any]) -> list[str] | None:
+        return self.per_question(
+            call,
+            info,
+            lambda graph: self.run(
+                sub_project_statement(call.mode, k),
+                seeds=call.seed_rows(),
+                namespace=self.args.namespace,
+                cap=self.args.cap,
+                graph_name=graph,
+                sink=SINK,
+            ),
+        )
+
+    def rwr(self, call: Call, ratio: float, full: str, info: dict[str, Any]) -> list[str] | None:
+        return self.per_question(
+            call,
+            info,
+            lambda graph: self.run(
                 RWR,
                 seeds=call.seed_rows(),
                 namespace=self.args.namespace,
@@ -408,16 +421,8 @@ class Bench:
                 from_graph=full,
                 ratio=ratio,
                 restart=1.0 - call.walk.damping,
-            )
-            info.update(nodes=rows[0]["nodes"], relationships=rows[0]["relationships"])
-            t1 = time.perf_counter()
-            ranked = self.on_graph(graph, call)
-            info.setdefault("split_ms", []).append([t1 - t0, time.perf_counter() - t1])
-            if self.args.quality_phrases and "phrases" not in info:
-                info["phrases"] = self.top_phrases(graph, call)
-            return ranked
-        finally:
-            self.drop(graph)
+            ),
+        )
 
     def push(self, call: Call, tolerance: float, info: dict[str, Any]) -> list[str]:
         walk = replace(call.walk, tolerance=tolerance)
@@ -486,6 +491,19 @@ def measure(bench: Bench, mode: str, rounds: int) -> dict[str, Any]:
     for n in bench.args.top_nodes:
         candidates[f"gds-top{n}"] = lambda i, info, n=n: bench.on_graph(full, gds_calls[i], n)
     if mode == "hipporag":
+        gds = bench.engines["gds"]
+        for n in bench.args.opt_in:  # the engine's opt-in setting, as the product runs it
+            engine = GdsPpr(
+                gds.runner,
+                gds.catalogs,
+                gds.namespace,
+                weighted=True,
+                concurrency=gds.concurrency,
+                top_nodes=n,
+            )
+            candidates[f"gds_top_nodes={n}"] = lambda i, info, e=engine: [
+                p.passage_id for p in e.passage_scores(*gds_calls[i].args, **gds_calls[i].kwargs)
+            ]
         for t in bench.args.push:
             candidates[f"cypher-push-{t:g}"] = lambda i, info, t=t: bench.push(gds_calls[i], t, info)
     for k in bench.args.hops:
@@ -501,8 +519,8 @@ def measure(bench: Bench, mode: str, rounds: int) -> dict[str, Any]:
     for name in names:  # warm every candidate once (first projections, query plans)
         try:
             candidates[name](0, {})
-        except neo4j.exceptions.Neo4jError as exc:
-            errors[name] = f"{exc.code}: {str(exc.message)[:200]}"
+        except (neo4j.exceptions.Neo4jError, StoreError) as exc:
+            errors[name] = str(exc)[:240]
     names = [n for n in names if n not in errors]
     for r in range(rounds):
         loads.append(load_average()[0])
@@ -513,8 +531,11 @@ def measure(bench: Bench, mode: str, rounds: int) -> dict[str, Any]:
                 t = time.perf_counter()
                 try:
                     result = candidates[name](i, info)
-                except neo4j.exceptions.Neo4jError as exc:  # recorded, and the candidate left out
-                    info["error"] = f"{exc.code}: {str(exc.message)[:160]}"
+                except (
+                    neo4j.exceptions.Neo4jError,
+                    StoreError,
+                ) as exc:  # recorded, and the candidate left out
+                    info["error"] = str(exc)[:200]
                     result = None
                 elapsed = (time.perf_counter() - t) * 1000
                 if result is None:
@@ -587,12 +608,14 @@ def main() -> None:
     ap.add_argument("--hops", default="1,2")
     ap.add_argument("--rwr", default="0.01,0.05", help="samplingRatio values of gds.graph.sample.rwr")
     ap.add_argument("--top-nodes", default="1000,5000", help="gds-topN: the walk's N best nodes aggregated")
+    ap.add_argument("--opt-in", default="1000", help="neo4j.gds_top_nodes values run through the engine")
     ap.add_argument("--push", default="1e-6,1e-4", help="cypher-push tolerances (hipporag mode only)")
     ap.add_argument("--cap", type=int, default=60_000, help="largest neighbourhood projected (nodes)")
     ap.add_argument("--no-quality-phrases", dest="quality_phrases", action="store_false")
     ap.add_argument("--stem", default="gds_reach_M_latest")
     args = ap.parse_args()
     args.hops = [int(x) for x in args.hops.split(",") if x]
+    args.opt_in = [int(x) for x in args.opt_in.split(",") if x]
     args.push = [float(x) for x in args.push.split(",") if x]
     args.top_nodes = [int(x) for x in args.top_nodes.split(",") if x]
     args.rwr = [float(x) for x in args.rwr.split(",") if x]
