@@ -593,7 +593,7 @@ class FakeServer:
         n = len(projection.iids)
         args = (p["damping"], p["max_iterations"], p["tolerance"])
         scores = [0.0] * n
-        if name.endswith("_weighted"):
+        if name.endswith(("_weighted", "_top")):  # _top: gds_passage_scores_top, a weighted walk
             total = sum(w for _, w in seeds)
             normalises = "/ total_weight" in self.text(name) or "pair[1] / total" in self.text(name)
             bias: dict[int, float] = {}
@@ -644,6 +644,16 @@ class FakeServer:
 
     def q_gds_passage_scores_linear(self, p: dict[str, Any]) -> Records:
         return self._passage_scores("gds_passage_scores_linear", p)
+
+    def q_gds_passage_scores_top(self, p: dict[str, Any]) -> Records:
+        """The aggregation over the walk's ``top_nodes`` best nodes only, divided by the sum over all
+        (ties at the cut by internal id: the statement takes any of them)."""
+        ns = p["namespace"]
+        reached = self._pagerank("gds_passage_scores_top", p)
+        total = sum(reached.values())
+        best = sorted(reached.items(), key=lambda h: (-h[1], h[0]))[: p["top_nodes"]]
+        ppr = {iid: s / total for iid, s in best if self._alive(iid, ns, "Phrase")}
+        return self._aggregate(ns, ppr, p["limit"], p["explain_phrases"])
 
     def _passage_nodes(self, name: str, p: dict[str, Any]) -> Records:
         ns = p["namespace"]

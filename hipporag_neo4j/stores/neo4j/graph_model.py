@@ -133,6 +133,7 @@ PARAMETERS: Final[dict[str, Any]] = {
     "max_iterations": 100,
     "tolerance": 1e-8,
     "concurrency": 1,
+    "top_nodes": 1000,  # neo4j.gds_top_nodes (gds_passage_scores_top)
     "fetch": 40,
     "min_score": 0.9,
     "vector": [0.1, 0.2],

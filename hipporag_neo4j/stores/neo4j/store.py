@@ -535,6 +535,7 @@ class Neo4jStore:
                     if name.startswith("gds")
                     else 1
                 ),
+                top_nodes=self.settings.gds_top_nodes,
             )
         return self._engine
 

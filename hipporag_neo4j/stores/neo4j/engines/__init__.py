@@ -93,9 +93,10 @@ def make_engine(
     copy: ClientCopy,
     aura: Callable[[], AuraPpr] | None = None,
     concurrency: int = 1,
+    top_nodes: int | None = None,
 ) -> PprEngine:
     """The engine ``name`` (``copy``: the store's in-process copy, for the in-process engines;
-    ``concurrency``: the threads of each GDS PageRank call)."""
+    ``concurrency``: the threads of each GDS PageRank call; ``top_nodes``: ``neo4j.gds_top_nodes``)."""
     if name == "local":
         return LocalPpr(copy)
     if name == "aura":
@@ -103,7 +104,9 @@ def make_engine(
             raise StoreError("the aura PPR engine needs an Aura Graph Analytics session manager")
         return aura()
     if name == "gds-weighted":
-        return GdsPpr(runner, catalogs, namespace, weighted=True, concurrency=concurrency)
+        return GdsPpr(
+            runner, catalogs, namespace, weighted=True, concurrency=concurrency, top_nodes=top_nodes
+        )
     if name == "gds-linear":
         return GdsPpr(
             runner, catalogs, namespace, weighted=False, many_seeds=LocalPpr(copy), concurrency=concurrency

@@ -133,12 +133,15 @@ class _Ranking:
     params: dict[str, Any]  # its other parameters besides the walk's
     parse: Callable[[list[Record]], Any]
     edgeless: Callable[[Projection], Any]  # the answer on a projection without relationships
+    statement: str = ""  # the statement's full name when it is not one of a _weighted / _linear pair
 
 
 class GdsPpr:
     """PPR with GDS on the warm projections of the current graph version. The linear form hands a query
     with more than :data:`LINEAR_MAX_SEEDS` seeds to ``many_seeds`` (the in-process engine) when given.
-    ``concurrency``: the threads of each ``gds.pageRank.stream`` call (``neo4j.gds_concurrency``)."""
+    ``concurrency``: the threads of each ``gds.pageRank.stream`` call (``neo4j.gds_concurrency``).
+    ``top_nodes`` (``neo4j.gds_top_nodes``, weighted form only): HippoRAG's passage scores aggregate only
+    the walk's ``top_nodes`` best phrases (``gds_passage_scores_top``); unset, every phrase reached."""
 
     def __init__(
         self,
@@ -149,6 +152,7 @@ class GdsPpr:
         weighted: bool,
         many_seeds: LocalPpr | None = None,
         concurrency: int = 1,
+        top_nodes: int | None = None,
     ) -> None:
         self.runner = runner
         self.catalogs = catalogs
@@ -157,6 +161,7 @@ class GdsPpr:
         self.name = "gds-weighted" if weighted else "gds-linear"
         self.many_seeds = None if weighted else many_seeds
         self.concurrency = max(1, int(concurrency))
+        self.top_nodes = int(top_nodes) if weighted and top_nodes is not None else None
 
     def _delegate(self, n_seeds: int) -> LocalPpr | None:
         return self.many_seeds if n_seeds > LINEAR_MAX_SEEDS else None
@@ -187,7 +192,7 @@ class GdsPpr:
         so concurrent queries never make the catalog go back and forth); a projection is only ever made
         of the version the server holds then."""
         catalog = self.catalogs(ranking.kind) if join is None else self.catalogs(ranking.kind, join)
-        statement = f"{ranking.stem}_{'weighted' if self.weighted else 'linear'}"
+        statement = ranking.statement or f"{ranking.stem}_{'weighted' if self.weighted else 'linear'}"
         for attempt in range(1, MAX_ATTEMPTS + 1):
             current = catalog.current
             if attempt == 1 and reading is not None and current is not None:
@@ -266,13 +271,17 @@ class GdsPpr:
             scores = normalised(self._known("read_existing_phrases", seeds))
             return aggregate_passage_scores(self.runner, self.namespace, scores, limit, explain_phrases)
 
+        params: dict[str, Any] = {"limit": limit, "explain_phrases": max(0, explain_phrases)}
+        if self.top_nodes is not None:
+            params["top_nodes"] = self.top_nodes
         ranking = _Ranking(
             "phrases",
             "gds_passage_scores",
             phrase_rows(seeds),
-            {"limit": limit, "explain_phrases": max(0, explain_phrases)},
+            params,
             lambda rows: passage_score_rows(rows, "contribution"),
             edgeless,
+            "" if self.top_nodes is None else "gds_passage_scores_top",
         )
         result: list[PassageScore] = self._on_projection(ranking, walk, join, reading)
         return result
