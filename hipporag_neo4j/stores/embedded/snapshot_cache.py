@@ -35,7 +35,7 @@ from hipporag_neo4j.stores.memory import queries
 from hipporag_neo4j.stores.memory.graph import FactIndex, GraphSnapshot, PhraseIndex
 from hipporag_neo4j.stores.memory.spare_rows import grown
 from hipporag_neo4j.stores.memory.strings import StringTable
-from hipporag_neo4j.stores.memory.vector_index import HeldIndexes, VectorSearch
+from hipporag_neo4j.stores.memory.vector_index import HeldIndexes, VectorSearch, index_meta
 from hipporag_neo4j.stores.memory.view import MemoryView
 
 log = logging.getLogger(__name__)
@@ -393,11 +393,7 @@ class SnapshotCache:
         opened = self.store.opened_meta
         if opened is None:
             return None
-        meta: dict[str, object] = {
-            "kind": kind,
-            "embedding_model": opened.embedding_model,
-            "embedding_dim": opened.embedding_dim,
-        }
+        meta = index_meta(kind, opened.embedding_model, opened.embedding_dim)
         return (self.store.path / INDEX_DIR / kind if self.store.persist_snapshot else None), meta
 
     @property

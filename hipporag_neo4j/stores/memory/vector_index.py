@@ -64,7 +64,7 @@ _FORMAT = 1
 
 @dataclass(frozen=True)
 class VectorSearch:
-    """How the embedded store searches vectors at query time.
+    """How the vectors held in process (the embedded store's, the Neo4j store's copy) are searched.
 
     ``mode``: ``exact`` scans every row; ``approximate`` uses the IVF index at any size; ``auto`` uses it
     from ``min_rows`` rows of a matrix (phrases, facts and passages are decided separately).
@@ -263,6 +263,12 @@ class IvfIndex:
 RETRAIN_LISTS_FACTOR = 2
 
 Meta = dict[str, object] | None  # what a persisted index must match (model, dimension, kind)
+
+
+def index_meta(kind: str, embedding_model: str, embedding_dim: int) -> dict[str, object]:
+    """What a persisted index of ``kind`` (phrase, fact, passage) must match to be loaded."""
+    return {"kind": kind, "embedding_model": embedding_model, "embedding_dim": embedding_dim}
+
 
 #: an index is extended (its tail assigned to lists: ~27 us a row at 1,024 lists) once the tail passes this
 #: many rows or 1/64 of the indexed rows (1M: 15.6k, about a quarter of the rows 64 probes score)

@@ -67,7 +67,7 @@ from hipporag_neo4j.stores.memory.graph import (
 )
 from hipporag_neo4j.stores.memory.spare_rows import grown
 from hipporag_neo4j.stores.memory.strings import StringTable
-from hipporag_neo4j.stores.memory.vector_index import HeldIndexes, VectorSearch
+from hipporag_neo4j.stores.memory.vector_index import HeldIndexes, VectorSearch, index_meta
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction
 
 #: Reads of a part that may see a concurrent commit before one is used without being kept. The last
@@ -725,11 +725,7 @@ class CopyParts:
         if self.copy.index_dir is None:
             return ()
         state = self.reading.state
-        return self.copy.index_dir / kind, {
-            "kind": kind,
-            "embedding_model": state.model,
-            "embedding_dim": state.dim,
-        }
+        return self.copy.index_dir / kind, index_meta(kind, state.model, state.dim)
 
     def joined(self, graph: GraphSnapshot, join: GraphJoin, with_passages: bool) -> JoinedMatrix:
         view = self.reading.part("graph")
