@@ -2,7 +2,7 @@
 
 Unlike ``scale`` (synthetic graphs written straight through the store protocol), this suite indexes a
 generated OpenIE file (``scale_corpus.py``: MuSiQue's statistics, preferential attachment, name variants)
-with ``HippoRAG(settings, embedder=HashEmbedder()).index_openie(file)``, exactly as a user's index run,
+with ``HippoRAG(settings, embedder=embedder_for(args)).index_openie(file)``, exactly as a user's index run,
 so the figures include the indexer's batches, the "synonyms pending" marks and the synonym step through
 the store's own vector search. Hash vectors (char 3-grams, 384 dims) stand in for the encoder.
 
@@ -56,6 +56,7 @@ from harness import (
 from scale_corpus import OPENIE_FILE, SIZES, HashEmbedder, write_corpus
 
 from hipporag_neo4j import HippoRAG
+from hipporag_neo4j.embedding.encoder import Embedder
 from hipporag_neo4j.indexing import pipeline
 from hipporag_neo4j.models import RETRIEVAL_MODES
 from hipporag_neo4j.settings import Neo4jSettings, Settings, load_settings
@@ -79,6 +80,12 @@ def settings_for(args: argparse.Namespace, engine: str | None) -> Settings:
     if "copy_cache_dir" in Neo4jSettings.model_fields:  # the on-disk client copy, in the work folder
         group["copy_cache_dir"] = str(args.workdir / "copy-cache")
     return load_settings({"store": {"backend": "neo4j"}, "neo4j": group}, env_file=None)
+
+
+def embedder_for(args: argparse.Namespace) -> Embedder | None:
+    """``--embedder hash``: the hash vectors (store cost alone); ``model``: None, so HippoRAG creates the
+    encoder its settings name (the default model, as a user's run)."""
+    return HashEmbedder() if args.embedder == "hash" else None
 
 
 def corpus_file(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
@@ -149,7 +156,7 @@ def expected_passages(summary: dict[str, Any]) -> int:
 
 def build(args: argparse.Namespace, path: Path, summary: dict[str, Any]) -> dict[str, Any]:
     """Index the corpus (or find it complete with ``--keep``); the index figures."""
-    memory = HippoRAG(settings_for(args, args.engines[0]), embedder=HashEmbedder())
+    memory = HippoRAG(settings_for(args, args.engines[0]), embedder=embedder_for(args))
     stats = memory.stats()
     if args.keep and stats.passages >= expected_passages(summary):
         previous = harness.RESULTS / f"{args.stem}.json"
@@ -227,7 +234,7 @@ def one_passage_doc(number: int, seed: int) -> dict[str, Any]:
 def queries(args: argparse.Namespace, engine: str | None, qs: list[tuple[str, list[str]]]) -> dict[str, Any]:
     """Warm p50 per mode, then the first query after each of ``--writes`` one-passage writes."""
     ner = NamedEntities({q: ents for q, ents in qs})
-    memory = HippoRAG(settings_for(args, engine), embedder=HashEmbedder(), query_ner=ner)
+    memory = HippoRAG(settings_for(args, engine), embedder=embedder_for(args), query_ner=ner)
     out: dict[str, Any] = {"modes": {}, "loads": {"start": load_average()}}
     t = time.perf_counter()
     memory.retrieve(qs[0][0], mode="hipporag2")
@@ -285,6 +292,8 @@ def cold_start(args: argparse.Namespace, engine: str | None, q: tuple[str, list[
         engine or "local",
         "--query",
         json.dumps(q),
+        "--embedder",
+        args.embedder,
     ]
     if args.uri:
         cmd += ["--uri", args.uri]
@@ -298,7 +307,7 @@ def child_cold(args: argparse.Namespace) -> None:
     q, ents = json.loads(args.query)
     start = time.perf_counter()
     memory = HippoRAG(
-        settings_for(args, args.engines[0]), embedder=HashEmbedder(), query_ner=NamedEntities({q: ents})
+        settings_for(args, args.engines[0]), embedder=embedder_for(args), query_ner=NamedEntities({q: ents})
     )
     memory.retrieve(q, mode="hipporag2")
     first = time.perf_counter() - start
@@ -325,7 +334,12 @@ def markdown(data: dict[str, Any]) -> str:
     lines += [
         f"Corpus: `scale_corpus.py` size {data['size']}: {c['passages']:,} passages, {c['triples']:,} "
         f"triples, {c['phrases']:,} generated phrases (seed {c['seed']}, variant rate {c['variant_rate']}, "
-        f"MuSiQue's reuse rate {c['reuse_rate']}); hash vectors (`HashEmbedder`, 384 dims).",
+        f"MuSiQue's reuse rate {c['reuse_rate']}); "
+        + (
+            "hash vectors (`HashEmbedder`, 384 dims)."
+            if data.get("embedder", "hash") == "hash"
+            else f"the encoder the settings name ({data['embedder_model']})."
+        ),
         "",
     ]
     if data.get("neo4j"):
@@ -440,6 +454,12 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--query-rounds", type=int, default=3)
     parser.add_argument("--writes", type=int, default=3)
+    parser.add_argument(
+        "--embedder",
+        choices=("hash", "model"),
+        default="hash",
+        help="hash vectors (default) or the encoder the settings name (one M run of issue 35)",
+    )
     parser.add_argument("--stem", help="result file stem (default scale_suite_<size>_<store>)")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--child-cold", action="store_true", help=argparse.SUPPRESS)
@@ -465,6 +485,9 @@ def main() -> None:
     try:
         path, summary = corpus_file(args)
         data: dict[str, Any] = {"header": header, "size": args.size, "store": args.store, "corpus": summary}
+        data["embedder"] = args.embedder
+        if args.embedder == "model":
+            data["embedder_model"] = load_settings(env_file=None).embedding.model
         if args.store == "neo4j":
             data["neo4j"] = neo4j_memory(args)
         data["index"] = build(args, path, summary)
@@ -478,7 +501,7 @@ def main() -> None:
             if args.store == "neo4j":  # a second new process: finds the copy the first left on disk
                 data["cold_start_again"][label] = cold_start(args, engine, qs[0])
         if not args.keep:
-            memory = HippoRAG(settings_for(args, engines[0]), embedder=HashEmbedder())
+            memory = HippoRAG(settings_for(args, engines[0]), embedder=embedder_for(args))
             memory.drop()
         header["load_after"] = load_average()
         paths = write_results(args.stem, data, markdown(data))
