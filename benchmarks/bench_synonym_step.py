@@ -5,7 +5,10 @@ in interleaved rounds (A B A B), with wall and CPU seconds per 512 phrases and t
 scan's edges (compared by score: ties at the top-100 cut make ids arbitrary). The batch is drawn from the
 stored phrases (their vectors as the "new" ones), so nothing is written.
 
-    python benchmarks/bench_synonym_step.py --store STORE --batch 512 --rounds 4 [--probes 32]
+    python benchmarks/bench_synonym_step.py --store STORE --batch 512 --rounds 4 [--probes 32] [--min-rows N]
+
+``--min-rows`` lowers the size from which the index is used (``store.vector_index_min_rows``), to measure
+it on a store below the default 200k phrases (issue 35's M with the real encoder: 124,601 phrases).
 """
 
 from __future__ import annotations
@@ -35,9 +38,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--probes", type=int, default=32, help="store.vector_index_synonym_probes")
+    parser.add_argument("--min-rows", type=int, help="store.vector_index_min_rows (default: the store's)")
     args = parser.parse_args()
+    indexed = VectorSearch("auto", synonym_probes=args.probes)
+    if args.min_rows:
+        indexed = VectorSearch("auto", min_rows=args.min_rows, synonym_probes=args.probes)
     stores = {
-        "index": EmbeddedStore(args.store, vector_search=VectorSearch("auto", synonym_probes=args.probes)),
+        "index": EmbeddedStore(args.store, vector_search=indexed),
         "exact": EmbeddedStore(args.store, vector_search=VectorSearch("exact")),
     }
     for store in stores.values():
@@ -47,7 +54,8 @@ def main() -> None:
     phrases = stores["index"].cache.phrase_index()
     n = len(phrases.ids)
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
-    print(f"# {machine}; {n:,} phrases; {args.probes} probes; {time.strftime('%F %T')}")
+    when = time.strftime("%F %T")
+    print(f"# {machine}; {n:,} phrases; {args.probes} probes; index from {indexed.min_rows:,} rows; {when}")
     rng = np.random.default_rng(args.seed)
     for store in stores.values():  # warm: the index trained or loaded, the matrix read
         store.nearest_phrases(phrases.vectors[:8], TOP_K, TAU, list(phrases.ids.take(np.arange(8))))
