@@ -29,10 +29,6 @@ class CatalogFactory(Protocol):
     def __call__(self, kind: ProjectionKind, join: GraphJoin | None = None) -> ProjectionCatalog: ...
 
 
-def positive_seeds(seeds: Mapping[str, float]) -> dict[str, float]:
-    return {node_id: float(w) for node_id, w in seeds.items() if w > 0}
-
-
 def normalised(scores: dict[str, float]) -> dict[str, float]:
     """Positive entries divided by their sum (empty when none is positive)."""
     total = sum(s for s in scores.values() if s > 0)
