@@ -24,8 +24,10 @@ What is read when:
   COMMITTED, writers bump the version in their transaction: equal versions mean one consistent graph;
   otherwise the read is used once and not kept);
 * phrase and fact vectors are kept across versions by id (an id is a digest of the text, so its vector
-  only changes with the model, which empties them); only new ids are read. Passage vectors are read
-  again per version (a passage id is a file path, whose text can change).
+  only changes with the model, which empties them); only new ids are read. Each vector is held once: a
+  new version's matrix takes the rows of the held one by id (until then the few vectors no held matrix
+  has, this process's writes, wait in :attr:`ClientCopy._loose`). Passage vectors are read again per
+  version (a passage id is a file path, whose text can change).
 
 Parts are read lazily: indexing (synonyms) reads only the phrases; ``dense`` only the passage vectors.
 Memory is that of the embedded store's snapshot: at 384-d about 1.5 KiB per phrase, fact and passage.
@@ -33,6 +35,7 @@ Memory is that of the embedded store's snapshot: at 384-d about 1.5 KiB per phra
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import json
@@ -219,8 +222,11 @@ class ClientCopy:
         self.index_dir: Path | None = None
         self._view: View | None = None
         self._model: tuple[str, int] | None = None
-        self._phrase_vectors: dict[str, Vector] = {}
-        self._fact_vectors: dict[str, Vector] = {}
+        #: vectors by id that no held matrix has (this process's writes while its copy is not carried
+        #: forward, phrases read for the synonym step), per kind: dropped once a held view's matrix has
+        #: them. The others are rows of the held view's matrices, so each vector is held once (by a dict
+        #: of vectors beside the matrices, L held its 1.2M phrase and 1.1M fact vectors twice: 3.6 GB)
+        self._loose: dict[str, dict[str, Vector]] = {"phrase": {}, "fact": {}}
         #: the parts this process's queries asked for: only those are carried forward by its writes (a
         #: process that only writes, an index run, neither advances nor keeps the graph, the passage
         #: vectors or the facts a copy restored from disk holds: at 1M facts, re-stacking their vectors
@@ -254,9 +260,7 @@ class ClientCopy:
     def forget_vectors(self) -> None:
         """Drop every vector held (after ``set_embeddings``): they are read again."""
         with self._load_lock:
-            self._phrase_vectors.clear()
-            self._fact_vectors.clear()
-            self._view = None
+            self._forget()
 
     def phrase_vectors(self, ids: Sequence[str], *, keep: bool = True) -> dict[str, Vector]:
         """The vectors of the phrases ``ids`` that exist (the synonym step's pending phrases), by id:
@@ -266,7 +270,7 @@ class ClientCopy:
         state = self.state()
         with self._load_lock:
             self._use_model(state)
-            found = {i: self._phrase_vectors[i] for i in ids if i in self._phrase_vectors}
+            found = self._held_vectors("phrase", self._view, ids)
         missing = [i for i in dict.fromkeys(ids) if i not in found]
         if missing:
             self._count("phrase_vectors")
@@ -280,18 +284,59 @@ class ClientCopy:
             if keep:
                 with self._load_lock:
                     if self._model == (state.model, state.dim):
+                        loose = self._loose["phrase"]
                         for phrase_id, vector in read.items():
-                            self._phrase_vectors.setdefault(phrase_id, vector)
+                            loose.setdefault(phrase_id, vector)
         return found
 
     def _use_model(self, state: State) -> None:
         """Drop every vector and view held when the namespace's model is not the one they were read
         under (call with the load lock held)."""
         if self._model != (state.model, state.dim):
-            self._phrase_vectors.clear()
-            self._fact_vectors.clear()
+            self._forget()
             self._model = (state.model, state.dim)
-            self._view = None
+
+    def _forget(self) -> None:
+        for loose in self._loose.values():
+            loose.clear()
+        self._view = None
+
+    def _held_vectors(self, kind: str, view: View | None, ids: Sequence[str]) -> dict[str, Vector]:
+        """The vectors of ``ids`` (phrases or facts) this copy holds, by id: the loose ones, then rows of
+        ``view``'s matrix (a vector never changes under one model: its id is a digest of its text)."""
+        loose = self._loose[kind]
+        found = {i: loose[i] for i in ids if i in loose}
+        found.update(self._rows_of(kind, view, [i for i in ids if i not in found]))
+        return found
+
+    @staticmethod
+    def _rows_of(kind: str, view: View | None, ids: Sequence[str]) -> dict[str, Vector]:
+        """The rows of ``view``'s phrase or fact matrix that hold ``ids`` (those it has), by id."""
+        if not ids or view is None:
+            return {}
+        if kind == "phrase" and view.phrases is not None and view.phrase_vectors is not None:
+            matrix = view.phrase_vectors
+            positions = view.phrases.ids.find_all(ids)
+        elif kind == "fact" and view.facts is not None:
+            matrix, known = view.facts.vectors, view.facts.ids
+            if len(ids) > len(known) // 16:  # many: through a dict of them all
+                index = {fact_id: k for k, fact_id in enumerate(known)}
+                positions = [index.get(i) for i in ids]
+            else:  # a few (a write's facts): the facts are in id order, so without such a dict
+                at = [bisect.bisect_left(known, i) for i in ids]
+                positions = [
+                    k if k < len(known) and known[k] == i else None for i, k in zip(ids, at, strict=True)
+                ]
+        else:
+            return {}
+        return {i: matrix[k] for i, k in zip(ids, positions, strict=True) if k is not None}
+
+    def _keep(self, view: View) -> None:
+        """Hold ``view`` (call with the load lock held); the loose vectors its matrices have go."""
+        self._view = view
+        for kind, loose in self._loose.items():
+            for vector_id in self._rows_of(kind, view, list(loose)):
+                del loose[vector_id]
 
     def _load(self, name: str, state: State) -> View:
         view = self._view
@@ -308,7 +353,7 @@ class ClientCopy:
                 )
                 found, kept = self.runner.transaction(read, write=False)
                 if kept:
-                    self._view = found
+                    self._keep(found)
                     return found
             self._count("used_once")
             return found  # writers kept committing: use this read once, never keep it
@@ -320,7 +365,7 @@ class ClientCopy:
         if view.phrases is None:
             self._read_phrases(tx, view)
         if name == "phrase_vectors" and view.phrase_vectors is None:
-            self._read_phrase_vectors(tx, view, before.dim)
+            self._read_phrase_vectors(tx, view, base, before.dim)
         elif name == "graph" and view.graph is None:
             if not self._read_graph(tx, view, strict=strict):
                 return view, False  # torn: read again
@@ -330,7 +375,7 @@ class ClientCopy:
             rows = tx.run("read_passage_count", namespace=self.namespace)
             view.passage_total = int(rows[0]["passages"]) if rows else 0
         elif name == "facts" and view.facts is None:
-            self._read_facts(tx, view, before.dim)
+            self._read_facts(tx, view, base, before.dim)
         after = self.state(tx)
         return view, after == before
 
@@ -372,10 +417,11 @@ class ClientCopy:
         view.passage_counts = {ids[k]: int(row["passage_counts"][i] or 0) for k, i in enumerate(order)}
         view.by_name = {name: k for k, name in enumerate(names)}
 
-    def _read_phrase_vectors(self, tx: CypherTransaction, view: View, dim: int) -> None:
+    def _read_phrase_vectors(self, tx: CypherTransaction, view: View, base: View, dim: int) -> None:
         assert view.phrases is not None
         ids = list(view.phrases.ids)
-        view.phrase_vectors = self._vectors(tx, "client_vectors_phrase", ids, self._phrase_vectors, dim)
+        held = self._held_vectors("phrase", base, ids)
+        view.phrase_vectors = self._vectors(tx, "client_vectors_phrase", ids, held, dim)
 
     def _read_dense(self, tx: CypherTransaction, view: View, dim: int) -> None:
         self._count("dense")
@@ -446,7 +492,7 @@ class ClientCopy:
         )
         return True
 
-    def _read_facts(self, tx: CypherTransaction, view: View, dim: int) -> None:
+    def _read_facts(self, tx: CypherTransaction, view: View, base: View, dim: int) -> None:
         self._count("facts")
         row = tx.run("client_facts", namespace=self.namespace)[0]
         order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
@@ -456,7 +502,7 @@ class ClientCopy:
             subject_ids=[str(row["subject_ids"][i]) for i in order],
             predicates=[str(row["predicates"][i]) for i in order],
             object_ids=[str(row["object_ids"][i]) for i in order],
-            vectors=self._vectors(tx, "client_vectors_fact", ids, self._fact_vectors, dim),
+            vectors=self._vectors(tx, "client_vectors_fact", ids, self._held_vectors("fact", base, ids), dim),
         )
 
     # --- the on-disk cache (copy_cache.py): separate from the reads above --------------------------------
@@ -477,13 +523,7 @@ class ClientCopy:
             if self._view is not None and self._view.version >= view.version:
                 return False
             self._use_model(state)
-            self._view = view
-            if view.phrases is not None and view.phrase_vectors is not None:
-                for phrase_id, vector in zip(view.phrases.ids, view.phrase_vectors, strict=True):
-                    self._phrase_vectors.setdefault(phrase_id, vector)
-            if view.facts is not None:
-                for fact_id, vector in zip(view.facts.ids, view.facts.vectors, strict=True):
-                    self._fact_vectors.setdefault(fact_id, vector)
+            self._keep(view)
             self._count("restored")
             return True
 
@@ -537,7 +577,7 @@ class ClientCopy:
             ):
                 view.graph = self._advance_graph(old.graph, phrases, new, relation_edges, synonyms)
             view.rows = old.rows  # a write never changes a stored passage
-            self._view = view
+            self._keep(view)
             self._count("advanced")
             return True
 
@@ -576,17 +616,18 @@ class ClientCopy:
     def _keep_vectors(
         self, phrases: Sequence[PhraseRecord], records: Sequence[PassageRecord], written: Sequence[str]
     ) -> None:
+        loose = self._loose["phrase"]
         for phrase in phrases:
             if phrase.embedding is not None:
-                self._phrase_vectors.setdefault(phrase.id, np.asarray(phrase.embedding, dtype=np.float32))
+                loose.setdefault(phrase.id, np.asarray(phrase.embedding, dtype=np.float32))
         if "facts" not in self._used:
             return
-        done = set(written)
+        done, loose = set(written), self._loose["fact"]
         for record in records:
             if record.passage.id in done:
                 for fact in record.facts:
                     if fact.embedding is not None:
-                        self._fact_vectors.setdefault(fact.id, np.asarray(fact.embedding, dtype=np.float32))
+                        loose.setdefault(fact.id, np.asarray(fact.embedding, dtype=np.float32))
 
     def _advance_phrases(
         self, old: View, view: View, phrases: Sequence[PhraseRecord], new: Sequence[PassageRecord]
@@ -596,8 +637,6 @@ class ClientCopy:
         added = {p.id: p for p in phrases if held.position(p.id) is None}
         if any(p.embedding is None for p in added.values()):
             return  # read again
-        for phrase in added.values():
-            self._phrase_vectors.setdefault(phrase.id, np.asarray(phrase.embedding, dtype=np.float32))
         counts = dict(old.passage_counts)
         for phrase_id in added:
             counts[phrase_id] = 0
@@ -613,7 +652,7 @@ class ClientCopy:
                 np.zeros((len(held.ids) + len(fresh), 0), dtype=np.float32),
             )
             if old.phrase_vectors is not None:  # appended in place, not stacked again (1M: 1.5 GB a write)
-                rows = np.stack([self._phrase_vectors[i] for i in fresh]).astype(np.float32, copy=False)
+                rows = np.stack([np.asarray(added[i].embedding, dtype=np.float32) for i in fresh])
                 view.phrase_vectors, view.phrase_room, _ = grown(old.phrase_vectors, old.phrase_room, rows)
                 old.phrase_room = None  # handed on: the old view never writes past its rows again
             by_name = dict(old.by_name or {})
@@ -633,13 +672,17 @@ class ClientCopy:
                     added[fact.id] = fact
         if not added:
             return old
-        for fact in added.values():
-            self._fact_vectors.setdefault(fact.id, np.asarray(fact.embedding, dtype=np.float32))
         rows = sorted(
             [*zip(old.ids, old.subject_ids, old.predicates, old.object_ids, strict=True)]
             + [(f.id, f.subject_id, f.predicate, f.object_id) for f in added.values()]
         )
-        return FactIndex.of(rows, np.stack([self._fact_vectors[r[0]] for r in rows]))
+        # the old rows are in id order (every FactIndex of the copy is): the new ones inserted among them
+        fresh = sorted(added)
+        positions = [bisect.bisect_left(old.ids, i) for i in fresh]
+        new_rows = np.stack([np.asarray(added[i].embedding, dtype=np.float32) for i in fresh])
+        return FactIndex.of(
+            rows, np.insert(np.asarray(old.vectors, dtype=np.float32), positions, new_rows, axis=0)
+        )
 
     # --- joined with your graph, and passage rows ------------------------------------------------------
     def joined(

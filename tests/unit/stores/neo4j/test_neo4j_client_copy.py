@@ -61,6 +61,14 @@ def test_vectors_are_read_once_by_id_and_searched_exactly() -> None:
     assert [c.params["ids"] for c in driver.named("client_vectors_phrase")][-1] == [
         "zz-new"
     ]  # ... alone read
+    view = store.copy._view
+    assert view is not None and view.phrases is not None and view.phrase_vectors is not None
+    server = {n.props["id"]: n.props["embedding"] for n in g.of("Phrase", NS)}
+    # the rows carried from the version before are each phrase's own, and held once (no dict beside)
+    assert np.asarray(view.phrase_vectors) == pytest.approx(
+        np.asarray([server[i] for i in view.phrases.ids], dtype=np.float32)
+    )
+    assert store.copy._loose == {"phrase": {}, "fact": {}}
     dense = store.view().dense_passage_scores(query[0], 4)
     passages = g.of("Passage", NS)
     best = max(passages, key=lambda n: float(np.dot(n.props["embedding"], query[0].astype(np.float64))))
@@ -313,12 +321,36 @@ def test_a_process_that_only_writes_carries_only_the_phrases_forward() -> None:
     assert view is not None and view.phrases is not None and view.phrase_vectors is not None
     assert (view.graph, view.dense, view.facts) == (None, None, None)  # dropped, not advanced
     assert "zz-0" in list(view.phrases.ids) and len(view.phrase_vectors) == len(view.phrases.ids)
-    assert "f-0" not in writer.copy._fact_vectors  # no fact vector kept by a process that only writes
+    assert not writer.copy._loose["fact"]  # no fact vector kept by a process that only writes
     writer.view().nearest_facts(query[0], 4)  # a query asks for the facts: read, and carried from now on
     write(1)
     view = writer.copy._view
     assert view is not None and view.facts is not None and "f-1" in view.facts.ids
-    assert "f-1" in writer.copy._fact_vectors
+    # each vector held once: the written ones are rows of the view's matrices, none left beside them
+    assert writer.copy._loose == {"phrase": {}, "fact": {}}
     fresh = store_on(FakeServer(g), gds=None, version="5.26.0")
     assert writer.view().nearest_facts(query[0], 6) == fresh.view().nearest_facts(query[0], 6)
     assert writer.nearest_phrases(query, 5, -1.0, None) == fresh.nearest_phrases(query, 5, -1.0, None)
+
+
+def test_fact_vectors_of_a_new_version_are_the_held_rows_and_the_new_ones_read() -> None:
+    g = with_vectors(corpus())
+    store = store_on(FakeServer(g), gds=None, version="5.26.0")
+    driver = store.runner.driver
+    query = np.asarray(unit(1, 0.2, 0), dtype=np.float32)
+    store.view().nearest_facts(query, 4)
+    first = sum(len(c.params["ids"]) for c in driver.named("client_vectors_fact"))
+    assert first == len(g.of("Fact", NS))
+    g.phrase(NS, "zz-new", "zz new", embedding=unit(1, 0.2, 0.01))
+    g.fact(NS, "f-zz", "zz-new", "near", "ph03", unit(1, 0.2, 0.01))
+    g.bump(NS)  # another process's write
+    hits = store.view().nearest_facts(query, 4)
+    assert [c.params["ids"] for c in driver.named("client_vectors_fact")][-1] == ["f-zz"]  # alone read
+    fresh = store_on(FakeServer(g), gds=None, version="5.26.0")
+    assert hits == fresh.view().nearest_facts(query, 4)
+    view = store.copy._view
+    assert view is not None and view.facts is not None
+    server = {n.props["id"]: n.props["embedding"] for n in g.of("Fact", NS)}
+    assert np.asarray(view.facts.vectors) == pytest.approx(
+        np.asarray([server[i] for i in view.facts.ids], dtype=np.float32)
+    )
