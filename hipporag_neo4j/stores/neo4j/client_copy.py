@@ -398,12 +398,33 @@ class ClientCopy:
     def _vectors(
         self, tx: CypherTransaction, query: str, ids: list[str], held: dict[str, Vector], dim: int
     ) -> Matrix:
-        """The vectors of ``ids`` in order, those not ``held`` read (and held); every one must exist."""
-        self._read_vectors(tx, query, ids, held, dim)
-        still = [i for i in ids if i not in held]
-        if still:
-            raise StoreError(f"{len(still)} nodes of namespace {self.namespace!r} have no embedding")
-        return np.stack([held[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
+        """The vectors of ``ids`` in order: the ``held`` ones copied, the others read a batch at a time
+        straight into their rows (no second copy of them while reading); every one must exist."""
+        out = np.empty((len(ids), dim), dtype=np.float32)
+        missing: list[int] = []
+        for k, vector_id in enumerate(ids):
+            vector = held.get(vector_id)
+            if vector is None:
+                missing.append(k)
+            else:
+                out[k] = vector
+        absent = 0
+        for start in range(0, len(missing), VECTOR_BATCH):
+            at = {ids[k]: k for k in missing[start : start + VECTOR_BATCH]}
+            found = 0
+            for row in tx.run(query, namespace=self.namespace, ids=list(at)):
+                pairs = [
+                    (at[str(i)], v)
+                    for i, v in zip(row["ids"], row["vectors"], strict=True)
+                    if v is not None and str(i) in at
+                ]
+                if pairs:
+                    out[[k for k, _ in pairs]] = _matrix([v for _, v in pairs], dim)
+                    found += len(pairs)
+            absent += len(at) - found
+        if absent:
+            raise StoreError(f"{absent} nodes of namespace {self.namespace!r} have no embedding")
+        return out
 
     def _read_phrases(self, tx: CypherTransaction, view: View) -> None:
         self._count("phrases")

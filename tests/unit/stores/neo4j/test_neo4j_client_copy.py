@@ -354,3 +354,14 @@ def test_fact_vectors_of_a_new_version_are_the_held_rows_and_the_new_ones_read()
     assert np.asarray(view.facts.vectors) == pytest.approx(
         np.asarray([server[i] for i in view.facts.ids], dtype=np.float32)
     )
+
+
+def test_a_phrase_without_a_vector_is_an_error_that_counts_them() -> None:
+    from hipporag_neo4j.errors import StoreError
+
+    g = with_vectors(corpus())
+    g.phrase(NS, "zz-bare", "zz bare")  # written without its vector (an interrupted re-embed)
+    store = store_on(FakeServer(g), gds=None, version="5.26.0")
+    query = np.asarray([unit(1, 0.2, 0)], dtype=np.float32)
+    with pytest.raises(StoreError, match=r"^1 nodes of namespace .* have no embedding"):
+        store.nearest_phrases(query, 3, -1.0, None)
