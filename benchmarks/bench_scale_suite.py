@@ -393,7 +393,7 @@ def markdown(data: dict[str, Any]) -> str:
     lines += ["## Queries", ""]
     rows = []
     for engine, q in data["queries"].items():
-        cold = data["cold_start"][engine]
+        cold = data["cold_start"].get(engine) or {}
         again = data.get("cold_start_again", {}).get(engine)
         after = q["after_write"]
         rows.append(
@@ -401,9 +401,9 @@ def markdown(data: dict[str, Any]) -> str:
                 engine,
                 *(q["modes"][m].get("p50_ms") for m in RETRIEVAL_MODES),
                 ", ".join(f"{w['first_query_s'] * 1000:.0f}" for w in after),
-                cold["open_and_first_query_s"] * 1000,
+                cold["open_and_first_query_s"] * 1000 if cold else None,
                 again["open_and_first_query_s"] * 1000 if again else None,
-                cold["rss_mib"],
+                cold.get("rss_mib"),
                 q["client_peak_rss_mib"],
                 f"{q['loads']['start'][0]} → {q['loads']['end'][0]}",
             ]
@@ -462,6 +462,12 @@ def main() -> None:
     )
     parser.add_argument("--stem", help="result file stem (default scale_suite_<size>_<store>)")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--no-cold-start",
+        action="store_true",
+        help="skip the new processes' first queries (at L on Neo4j, after --writes, each reads the "
+        "namespace over Bolt: ~20 minutes)",
+    )
     parser.add_argument("--child-cold", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--query", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -497,6 +503,8 @@ def main() -> None:
         for engine in engines:
             label = engine or "embedded"
             data["queries"][label] = queries(args, engine, qs)
+            if args.no_cold_start:
+                continue
             data["cold_start"][label] = cold_start(args, engine, qs[0])
             if args.store == "neo4j":  # a second new process: finds the copy the first left on disk
                 data["cold_start_again"][label] = cold_start(args, engine, qs[0])
