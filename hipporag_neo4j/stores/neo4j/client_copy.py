@@ -40,7 +40,7 @@ import dataclasses
 import functools
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -382,18 +382,25 @@ class ClientCopy:
     def _count(self, part: str) -> None:
         self.reads[part] = self.reads.get(part, 0) + 1
 
+    def _batches(
+        self, tx: CypherTransaction, query: str, ids: Sequence[str], dim: int
+    ) -> Iterator[tuple[list[str], Matrix]]:
+        """The vectors of ``ids`` read ``VECTOR_BATCH`` ids per round trip: per returned row, the ids
+        that have one (a node without one, or gone, is left out) and their matrix."""
+        for start in range(0, len(ids), VECTOR_BATCH):
+            for row in tx.run(query, namespace=self.namespace, ids=list(ids[start : start + VECTOR_BATCH])):
+                pairs = [
+                    (str(i), v) for i, v in zip(row["ids"], row["vectors"], strict=True) if v is not None
+                ]
+                if pairs:
+                    yield [i for i, _ in pairs], _matrix([v for _, v in pairs], dim)
+
     def _read_vectors(
         self, tx: CypherTransaction, query: str, ids: Sequence[str], held: dict[str, Vector], dim: int
     ) -> None:
         """Read the vectors of ``ids`` not in ``held`` into it (a node without one, or gone, is left out)."""
-        missing = [i for i in ids if i not in held]
-        for start in range(0, len(missing), VECTOR_BATCH):
-            rows = tx.run(query, namespace=self.namespace, ids=missing[start : start + VECTOR_BATCH])
-            for row in rows:
-                pairs = [(i, v) for i, v in zip(row["ids"], row["vectors"], strict=True) if v is not None]
-                matrix = _matrix([v for _, v in pairs], dim)
-                for k, (vector_id, _) in enumerate(pairs):
-                    held[str(vector_id)] = matrix[k]
+        for found, matrix in self._batches(tx, query, [i for i in ids if i not in held], dim):
+            held.update(zip(found, matrix, strict=True))
 
     def _vectors(
         self, tx: CypherTransaction, query: str, ids: list[str], held: dict[str, Vector], dim: int
@@ -409,19 +416,12 @@ class ClientCopy:
             else:
                 out[k] = vector
         absent = 0
-        for start in range(0, len(missing), VECTOR_BATCH):
+        for start in range(0, len(missing), VECTOR_BATCH):  # a dict of one batch's ids, not of them all
             at = {ids[k]: k for k in missing[start : start + VECTOR_BATCH]}
-            found = 0
-            for row in tx.run(query, namespace=self.namespace, ids=list(at)):
-                pairs = [
-                    (at[str(i)], v)
-                    for i, v in zip(row["ids"], row["vectors"], strict=True)
-                    if v is not None and str(i) in at
-                ]
-                if pairs:
-                    out[[k for k, _ in pairs]] = _matrix([v for _, v in pairs], dim)
-                    found += len(pairs)
-            absent += len(at) - found
+            absent += len(at)
+            for found, matrix in self._batches(tx, query, list(at), dim):
+                out[[at[i] for i in found]] = matrix
+                absent -= len(found)
         if absent:
             raise StoreError(f"{absent} nodes of namespace {self.namespace!r} have no embedding")
         return out
