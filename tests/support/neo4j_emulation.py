@@ -122,7 +122,14 @@ class FakeGraph:
         return self.add("Passage", namespace, node_id, embedding=embedding, **props)
 
     def fact(
-        self, namespace: str, node_id: str, subject_id: str, predicate: str, object_id: str, embedding: Any
+        self,
+        namespace: str,
+        node_id: str,
+        subject_id: str,
+        predicate: str,
+        object_id: str,
+        embedding: Any,
+        **props: Any,
     ) -> int:
         return self.add(
             "Fact",
@@ -132,6 +139,7 @@ class FakeGraph:
             predicate=predicate,
             object_id=object_id,
             embedding=embedding,
+            **props,
         )
 
     def own_node(self, label: str, name: str) -> int:
@@ -380,6 +388,7 @@ class FakeServer:
                 "subject_ids": [n.props["subject_id"] for n in facts],
                 "predicates": [n.props["predicate"] for n in facts],
                 "object_ids": [n.props["object_id"] for n in facts],
+                "written_in": [n.props.get("written_in", 0) for n in facts],
             }
         ]
 

@@ -35,7 +35,6 @@ Memory is that of the embedded store's snapshot: at 384-d about 1.5 KiB per phra
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import functools
 import json
@@ -53,6 +52,7 @@ from hipporag_neo4j.errors import StoreError
 from hipporag_neo4j.graph.joined import JoinEdges, JoinedMatrix, join_adjacency
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.stores.base import (
+    FactRecord,
     GraphJoin,
     Matrix,
     PassageRecord,
@@ -139,8 +139,18 @@ class View:
     graph: GraphSnapshot | None = None
     dense: Dense | None = None
     facts: FactIndex | None = None
+    #: fact id -> row of ``facts``, made on a writer's first need and handed on to the next version
+    fact_rows: dict[str, int] | None = field(default=None, repr=False)
     rows: PassageRows = field(default_factory=PassageRows, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def fact_positions(self) -> dict[str, int]:
+        """Fact id -> row of ``facts`` (made once; a process that only reads never makes it)."""
+        assert self.facts is not None
+        with self.lock:
+            if self.fact_rows is None or len(self.fact_rows) != len(self.facts.ids):  # none, or handed on
+                self.fact_rows = {fact_id: k for k, fact_id in enumerate(self.facts.ids)}
+            return self.fact_rows
 
 
 class Reading:
@@ -319,14 +329,11 @@ class ClientCopy:
             positions = view.phrases.ids.find_all(ids)
         elif kind == "fact" and view.facts is not None:
             matrix, known = view.facts.vectors, view.facts.ids
-            if len(ids) > len(known) // 16:  # many: through a dict of them all
+            if len(ids) > len(known) // 16:  # many (a read of the facts): through a dict of them all
                 index = {fact_id: k for k, fact_id in enumerate(known)}
-                positions = [index.get(i) for i in ids]
-            else:  # a few (a write's facts): the facts are in id order, so without such a dict
-                at = [bisect.bisect_left(known, i) for i in ids]
-                positions = [
-                    k if k < len(known) and known[k] == i else None for i, k in zip(ids, at, strict=True)
-                ]
+            else:  # a few (a write's facts): through the view's own dict, kept for the writes to come
+                index = view.fact_positions()
+            positions = [index.get(i) for i in ids]
         else:
             return {}
         return {i: matrix[k] for i, k in zip(ids, positions, strict=True) if k is not None}
@@ -516,7 +523,9 @@ class ClientCopy:
     def _read_facts(self, tx: CypherTransaction, view: View, base: View, dim: int) -> None:
         self._count("facts")
         row = tx.run("client_facts", namespace=self.namespace)[0]
-        order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
+        # by the version that gave each its vector, then id: where a copy carried forward by that write
+        # appended it (the matrix and its vector index then only grow at the end)
+        order = sorted(range(len(row["ids"])), key=lambda i: (row["written_in"][i], row["ids"][i]))
         ids = [str(row["ids"][i]) for i in order]
         view.facts = FactIndex(
             ids=ids,
@@ -588,7 +597,7 @@ class ClientCopy:
             if old.dense is not None and "dense" in used and all(r.embedding is not None for r in new):
                 view.dense = _insert_dense(old.dense, new)
             if old.facts is not None and "facts" in used:
-                view.facts = self._advance_facts(old.facts, new)
+                self._advance_facts(old, view, new)
             if (
                 old.graph is not None
                 and "graph" in used
@@ -684,26 +693,40 @@ class ClientCopy:
             view.phrase_vectors, view.phrase_room, old.phrase_room = old.phrase_vectors, old.phrase_room, None
         view.passage_counts = counts
 
-    def _advance_facts(self, old: FactIndex, new: Sequence[PassageRecord]) -> FactIndex | None:
-        known = set(old.ids)
-        added = {}
+    @staticmethod
+    def _advance_facts(old: View, view: View, new: Sequence[PassageRecord]) -> None:
+        """The facts of ``new`` that ``old`` lacks, appended in id order (where a read of the new version
+        puts them: by the version that gave each its vector, then id). Their vectors go into spare rows
+        of the buffer the old index hands on: no copy of the held matrix, and its vector index stays
+        valid (the new rows are its tail), where inserting them in id order copied the matrix (1.6 GB at
+        1M facts) and made the index train again at the next query."""
+        facts = old.facts
+        assert facts is not None
+        known = old.fact_positions()
+        added: dict[str, FactRecord] = {}
         for record in new:
             for fact in record.facts:
                 if fact.id not in known and fact.embedding is not None:
-                    added[fact.id] = fact
+                    added.setdefault(fact.id, fact)
         if not added:
-            return old
-        rows = sorted(
-            [*zip(old.ids, old.subject_ids, old.predicates, old.object_ids, strict=True)]
-            + [(f.id, f.subject_id, f.predicate, f.object_id) for f in added.values()]
+            view.facts, view.fact_rows = facts, known
+            old.fact_rows = None
+            return
+        fresh = [added[i] for i in sorted(added)]
+        rows = np.stack([np.asarray(f.embedding, dtype=np.float32) for f in fresh])
+        vectors, buffer, _ = grown(facts.vectors, facts._buffer, rows)
+        facts._buffer = None  # handed on: the old index never writes past its rows again
+        view.facts = FactIndex(
+            ids=facts.ids + [f.id for f in fresh],
+            subject_ids=facts.subject_ids + [f.subject_id for f in fresh],
+            predicates=facts.predicates + [f.predicate for f in fresh],
+            object_ids=facts.object_ids + [f.object_id for f in fresh],
+            vectors=vectors,
+            _buffer=buffer,
         )
-        # the old rows are in id order (every FactIndex of the copy is): the new ones inserted among them
-        fresh = sorted(added)
-        positions = [bisect.bisect_left(old.ids, i) for i in fresh]
-        new_rows = np.stack([np.asarray(added[i].embedding, dtype=np.float32) for i in fresh])
-        return FactIndex.of(
-            rows, np.insert(np.asarray(old.vectors, dtype=np.float32), positions, new_rows, axis=0)
-        )
+        n = len(facts.ids)
+        known.update((f.id, n + k) for k, f in enumerate(fresh))
+        view.fact_rows, old.fact_rows = known, None
 
     # --- joined with your graph, and passage rows ------------------------------------------------------
     def joined(

@@ -251,6 +251,7 @@ def write_passages(
             "rows",
             [fact_rows[k] for k in sorted(fact_rows)],
             namespace=namespace,
+            version=version,
             **_labels("fact", dim, labelled),
         )
     )

@@ -199,7 +199,9 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
     g.passage(NS, "p-mid", embedding=[float(x) for x in record.embedding], written_in=version + 1)
     g.mention(NS, "p-mid", "aa-new", 1)
     g.mention(NS, "p-mid", "ph03", 2)
-    g.fact(NS, "f-new", "aa-new", "works in", "ph03", [float(x) for x in fact.embedding])
+    g.fact(
+        NS, "f-new", "aa-new", "works in", "ph03", [float(x) for x in fact.embedding], written_in=version + 1
+    )
     g.relation(NS, "aa-new", "ph03", 1.0)  # one (passage, fact) statement of a new pair
     g.bump(NS)
     assert store.copy.advance(version + 1, [new_phrase], [record], ["p-mid"], relation_edges=1, synonyms=[])
@@ -236,6 +238,47 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
         assert [p.top_phrases for p in mine] == [p.top_phrases for p in theirs]  # type: ignore[attr-defined]
     # a copy that is not at version - 1 keeps nothing
     assert not store.copy.advance(version + 5)
+
+
+def test_a_write_appends_its_facts_where_a_read_puts_them_and_keeps_the_fact_index() -> None:
+    """A write's new facts are appended to the copy's fact matrix (in id order), which is where a read of
+    the new version puts them (by the version that gave each its vector, then id): the held matrix is not
+    copied, and its vector index stays valid (the new rows are its tail) instead of being trained again."""
+    from hipporag_neo4j.models import Passage
+    from hipporag_neo4j.stores.base import FactRecord, PassageRecord
+    from hipporag_neo4j.stores.memory.vector_index import VectorSearch
+
+    g = with_vectors(corpus())
+    for k, fact_id in enumerate(["f-a", "f-m", "f-z", "f-zz"]):
+        g.fact(NS, fact_id, "ph01", "knows", f"ph{k + 2:02d}", unit(1, 0.1 * k, 0.3))
+    store = store_on(FakeServer(g), gds=None, version="5.26.0")
+    store.vector_search = VectorSearch(mode="approximate")  # the index at any size
+    query = np.asarray(unit(1, 0.2, 0.2), dtype=np.float32)
+    store.view().nearest_facts(query, 3)
+    assert store.copy.indexes.builds == 1
+    version = store.copy.state().version
+
+    fact = FactRecord(
+        "f-b", "ph01", "knows", "ph09", "phrase 01 knows phrase 09", np.asarray(unit(1, 0.2, 0.2))
+    )
+    record = PassageRecord(Passage(id="p-new", text="new"), np.asarray(unit(0, 1, 0)), {"ph01": 1}, [fact])
+    g.passage(NS, "p-new", embedding=unit(0, 1, 0), written_in=version + 1)
+    g.mention(NS, "p-new", "ph01", 1)
+    g.fact(NS, "f-b", "ph01", "knows", "ph09", [float(x) for x in fact.embedding], written_in=version + 1)
+    g.bump(NS)
+    assert store.copy.advance(version + 1, [], [record], ["p-new"], relation_edges=0, synonyms=[])
+    found = store.view().nearest_facts(query, 2)
+    assert store.copy.indexes.builds == 1  # the index of version v, its new row scanned as its tail
+    assert store.copy.reads.get("facts") == 1  # not read again
+
+    fresh = store_on(FakeServer(g), gds=None, version="5.26.0")
+    fresh.vector_search = store.vector_search
+    assert fresh.view().nearest_facts(query, 2) == found
+    mine, theirs = store.copy.held(), fresh.copy.held()
+    assert mine is not None and theirs is not None
+    assert mine[1].facts is not None and theirs[1].facts is not None
+    assert mine[1].facts.ids == theirs[1].facts.ids == ["f-a", "f-m", "f-z", "f-zz", "f-b"]
+    assert np.array_equal(mine[1].facts.vectors, theirs[1].facts.vectors)
 
 
 def g_count(g: FakeGraph, phrase_id: str) -> int:
