@@ -43,6 +43,10 @@ SUITES: dict[str, tuple[str, str]] = {
         "bench_trees",
         "two checkouts (before / after a refactor): same answers bit for bit, query time",
     ),
+    "copy-read": (
+        "bench_copy_read",
+        "a new client's read of a Neo4j namespace into its copy: with and without the driver's data() walk",
+    ),
     "ann": ("bench_ann", "nearest-neighbour indexes for the synonym step: build, add, query, recall"),
     # two quality add-ons that a figure in the docs comes from
     "quality-ablation": ("ablation_hipporag2", "each design choice of hipporag2 alone, on both data sets"),

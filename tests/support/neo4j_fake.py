@@ -58,6 +58,12 @@ class FakeResult:
     def data(self) -> Records:
         return [dict(r) for r in self.records]
 
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self.records[0]) if self.records else ()
+
+    def values(self) -> list[list[Any]]:
+        return [list(r.values()) for r in self.records]
+
 
 @dataclass
 class FakeTransaction:

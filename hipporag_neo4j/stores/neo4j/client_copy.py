@@ -395,7 +395,9 @@ class ClientCopy:
         """The vectors of ``ids`` read ``VECTOR_BATCH`` ids per round trip: per returned row, the ids
         that have one (a node without one, or gone, is left out) and their matrix."""
         for start in range(0, len(ids), VECTOR_BATCH):
-            for row in tx.run(query, namespace=self.namespace, ids=list(ids[start : start + VECTOR_BATCH])):
+            for row in tx.run(
+                query, namespace=self.namespace, ids=list(ids[start : start + VECTOR_BATCH]), plain=True
+            ):
                 pairs = [
                     (str(i), v) for i, v in zip(row["ids"], row["vectors"], strict=True) if v is not None
                 ]
@@ -435,7 +437,7 @@ class ClientCopy:
 
     def _read_phrases(self, tx: CypherTransaction, view: View) -> None:
         self._count("phrases")
-        row = tx.run("client_phrases", namespace=self.namespace)[0]
+        row = tx.run("client_phrases", namespace=self.namespace, plain=True)[0]
         # by the version that wrote each, then id: where a copy carried forward by that write put it
         order = sorted(range(len(row["ids"])), key=lambda i: (row["written_in"][i], row["ids"][i]))
         ids = [str(row["ids"][i]) for i in order]
@@ -453,7 +455,7 @@ class ClientCopy:
 
     def _read_dense(self, tx: CypherTransaction, view: View, dim: int) -> None:
         self._count("dense")
-        row = tx.run("client_passages", namespace=self.namespace)[0]
+        row = tx.run("client_passages", namespace=self.namespace, plain=True)[0]
         order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
         vectors = _matrix(row["vectors"], dim)
         view.dense = Dense(
@@ -476,15 +478,15 @@ class ClientCopy:
         phrases = view.phrases
         n_phrases = len(phrases.ids)
         pos = {pid: i for i, pid in enumerate(phrases.ids)}
-        mentions = tx.run("client_mentions", namespace=self.namespace)[0]
-        found = tx.run("client_passage_ids", namespace=self.namespace)[0]
+        mentions = tx.run("client_mentions", namespace=self.namespace, plain=True)[0]
+        found = tx.run("client_passage_ids", namespace=self.namespace, plain=True)[0]
         passage_list = [str(p) for _, p in sorted(zip(found["written_in"], found["ids"], strict=True))]
         passage_position = {pid: i for i, pid in enumerate(passage_list)}
         at = passage_position.get
         m_rows = np.asarray([at(str(p), -1) for p in mentions["passage_ids"]], dtype=np.int64)
         m_cols = np.asarray([pos.get(str(p), -1) for p in mentions["phrase_ids"]], dtype=np.int64)
         m_keep = (m_rows >= 0) & (m_cols >= 0)
-        edges = tx.run("client_edges", namespace=self.namespace)[0]
+        edges = tx.run("client_edges", namespace=self.namespace, plain=True)[0]
         # relation edges first, then synonyms: each pair's entry summed as the embedded store sums it
         relation = np.asarray(edges["relation"], dtype=bool)
         sources = np.asarray([pos.get(str(s), -1) for s in edges["sources"]], dtype=np.int64)
@@ -522,7 +524,7 @@ class ClientCopy:
 
     def _read_facts(self, tx: CypherTransaction, view: View, base: View, dim: int) -> None:
         self._count("facts")
-        row = tx.run("client_facts", namespace=self.namespace)[0]
+        row = tx.run("client_facts", namespace=self.namespace, plain=True)[0]
         # by the version that gave each its vector, then id: where a copy carried forward by that write
         # appended it (the matrix and its vector index then only grow at the end)
         order = sorted(range(len(row["ids"])), key=lambda i: (row["written_in"][i], row["ids"][i]))
