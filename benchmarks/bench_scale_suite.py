@@ -100,13 +100,19 @@ def corpus_file(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
 
 def questions(path: Path, count: int, seed: int) -> list[tuple[str, list[str]]]:
     """``count`` questions from the corpus's triples: the text names the subject and the predicate, the
-    query NER returns subject and object (as an LLM's would for a two-hop question)."""
+    query NER returns subject and object (as an LLM's would for a two-hop question). Kept beside the corpus
+    file once drawn: at L, parsing the corpus took 2-4 GB in the process whose memory is being measured."""
+    kept = path.with_name(f"{path.stem}.questions{count}.json")
+    if kept.is_file():
+        return [(q, list(entities)) for q, entities in json.loads(kept.read_text())]
     docs = json.loads(path.read_text())["docs"]
     rng = random.Random(seed + 1)
     out: list[tuple[str, list[str]]] = []
     for doc in rng.sample(docs, min(count, len(docs))):
         subject, predicate, obj = rng.choice(doc["extracted_triples"])
         out.append((f"Which {predicate} of {subject} relates to {obj}?", [subject, obj]))
+    del docs
+    kept.write_text(json.dumps(out))
     return out
 
 
