@@ -209,6 +209,14 @@ class Neo4jSettings(_Group):
         description="Folder of copy_cache's files; unset = $XDG_CACHE_HOME/hipporag-neo4j/client-copy "
         "(~/.cache/hipporag-neo4j/client-copy).",
     )
+    warn_notifications: bool = Field(
+        False,
+        description="Raise the server's WARNING notifications (a deprecated statement, say) as Python "
+        "warnings, as the test suite does; they are logged to the neo4j.notifications logger either way. "
+        "Off by default: for it the driver captures the call stack of every statement, which keeps each "
+        "statement's frames (and the rows they read) until its transaction ends: reading 1.2M vectors in "
+        "batches held them all at once (16.9 GB, killed), and inspect.stack() reads source lines per call.",
+    )
     aura: AuraSettings = Field(default_factory=lambda: AuraSettings())
 
     @field_validator("uri")

@@ -283,6 +283,7 @@ def neo4j_settings_or_skip(**overrides: Any) -> Neo4jSettings:
         "password": password,
         "database": database,
         "namespace": random_namespace(),
+        "warn_notifications": True,  # a deprecated statement fails the test (pyproject filterwarnings)
     }
     values.update(overrides)
     return Neo4jSettings(**values)
@@ -296,6 +297,7 @@ def neo4j_env() -> dict[str, str]:
         "HIPPORAG_NEO4J_USER": user,
         "HIPPORAG_NEO4J_PASSWORD": password,
         "HIPPORAG_NEO4J_DATABASE": database,
+        "HIPPORAG_NEO4J__WARN_NOTIFICATIONS": "true",
     }
 
 

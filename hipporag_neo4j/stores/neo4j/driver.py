@@ -1,4 +1,4 @@
-"""The Neo4j driver as the store opens it: quiet about what is expected, loud about deprecations.
+"""The Neo4j driver as the store opens it: quiet about what is expected, loud about deprecations in tests.
 
 The server sends notifications with results. Ours are expected in two kinds, both UNRECOGNIZED:
 "property key does not exist" (``reembed_state``, ``metadata_json`` and the like are only written when
@@ -8,11 +8,14 @@ every query, so the store asks the server not to send that classification at all
 (``notifications_disabled_classifications``, driver 5.22+ and server 5.7+; the older
 ``notifications_disabled_categories`` otherwise).
 
-Everything else still arrives. With ``warn_notification_severity=WARNING`` the driver also raises
-WARNING notifications as Python warnings: a deprecation becomes ``neo4j.warnings.
-Neo4jDeprecationWarning``, a ``DeprecationWarning`` that Python hides from users by default and that
-the test suite turns into an error (pyproject ``filterwarnings``), so a deprecated statement fails the
-tests until it is fixed.
+Everything else still arrives, and the driver logs it (``neo4j.notifications``). With the setting
+``neo4j.warn_notifications`` (on in the test suite's settings) the driver also raises WARNING
+notifications as Python warnings (``warn_notification_severity=WARNING``): a deprecation becomes
+``neo4j.warnings.Neo4jDeprecationWarning``, which the test suite turns into an error (pyproject
+``filterwarnings``), so a deprecated statement fails the tests until it is fixed. It is off for users:
+to place those warnings the driver captures ``inspect.stack()`` for every statement and keeps it with
+the statement's result until the transaction ends, so a read of many batches from frames of their own
+(the copy's vector reads) held every batch's rows at once: 16.9 GB at 1.2M vectors, killed.
 
 When the server goes away (stopped, killed, restarting): :func:`is_unavailable` tells such an error from
 the others, the runner (``writer.CypherRunner``) retries it with bounded backoff like any transient
@@ -36,8 +39,10 @@ from neo4j.exceptions import IncompleteCommit, Neo4jError, ServiceUnavailable, S
 from hipporag_neo4j.errors import StoreError, StoreUnavailableError
 
 
-def driver_options() -> dict[str, Any]:
-    """Notification options for :func:`neo4j.GraphDatabase.driver` that the installed driver takes."""
+def driver_options(warn_notifications: bool = False) -> dict[str, Any]:
+    """Notification options for :func:`neo4j.GraphDatabase.driver` that the installed driver takes;
+    ``warn_notifications``: WARNING notifications raised as Python warnings too (``neo4j.warn_notifications``:
+    the driver then captures the call stack of every statement it runs)."""
     accepted = inspect.signature(neo4j.GraphDatabase.driver).parameters
     options: dict[str, Any] = {}
     classification = getattr(neo4j, "NotificationDisabledClassification", None)
@@ -45,16 +50,16 @@ def driver_options() -> dict[str, Any]:
         options["notifications_disabled_classifications"] = [classification.UNRECOGNIZED]
     else:  # driver 5.7 to 5.21
         options["notifications_disabled_categories"] = [neo4j.NotificationDisabledCategory.UNRECOGNIZED]
-    if hasattr(neo4j, "NotificationMinimumSeverity"):
+    if warn_notifications and hasattr(neo4j, "NotificationMinimumSeverity"):
         options["warn_notification_severity"] = neo4j.NotificationMinimumSeverity.WARNING
     has_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values())
     return {k: v for k, v in options.items() if has_kwargs or k in accepted}
 
 
-def open_driver(uri: str, auth: tuple[str, str]) -> neo4j.Driver:
+def open_driver(uri: str, auth: tuple[str, str], *, warn_notifications: bool = False) -> neo4j.Driver:
     """A driver for ``uri`` with :func:`driver_options` (and :func:`quiet_driver_logs`)."""
     quiet_driver_logs()
-    return neo4j.GraphDatabase.driver(uri, auth=auth, **driver_options())
+    return neo4j.GraphDatabase.driver(uri, auth=auth, **driver_options(warn_notifications))
 
 
 # --- when the server goes away ------------------------------------------------------------------------

@@ -120,7 +120,9 @@ class Neo4jStore:
                     raise ConfigError("neo4j.uri (HIPPORAG_NEO4J_URI) is not set")
                 auth = (self.settings.user, self.settings.password.get_secret_value())
                 try:
-                    self._driver = open_driver(self.settings.uri, auth)
+                    self._driver = open_driver(
+                        self.settings.uri, auth, warn_notifications=self.settings.warn_notifications
+                    )
                     self._driver.verify_connectivity()
                 except (Neo4jError, DriverError, ValueError) as exc:
                     self._driver = None
