@@ -83,34 +83,14 @@ def load_facts(conn: sqlite3.Connection, dim: int) -> FactIndex:
 def extend_facts(facts: FactIndex, conn: sqlite3.Connection) -> FactIndex:
     """``facts`` and the embedded facts written after it (keys above ``last_key``), in key order:
     what :meth:`load` reads when every commit since only appended rows (the caller checks the log),
-    for the cost of the new rows. Their vectors go into spare rows of a buffer ``facts`` hands on
-    (their own rows stay as they are), so a run of small writes copies the matrix only as it doubles."""
+    for the cost of the new rows (:meth:`FactIndex.appended`)."""
     last_key = int(conn.execute(_LAST_FACT_KEY).fetchone()[0])
     rows = conn.execute(
         f"{FACT_ROWS} WHERE f.key > ? AND f.embedding IS NOT NULL ORDER BY f.key", (facts.last_key,)
     ).fetchall()
-    n, dim = facts.vectors.shape
-    if not rows:  # the spare rows handed on all the same
-        buffer, facts._buffer = facts._buffer, None
-        return FactIndex(
-            facts.ids, facts.subject_ids, facts.predicates, facts.object_ids, facts.vectors, last_key, buffer
-        )
-    need = n + len(rows)
-    buffer = facts._buffer
-    if buffer is None or len(buffer) < need:
-        buffer = np.empty((max(need, 2 * n), dim), dtype=np.float32)
-        buffer[:n] = facts.vectors
-    facts._buffer = None  # handed on: this index never writes past its rows again
-    buffer[n:need] = blob_to_matrix([r[-1] for r in rows], dim)
-    return FactIndex(
-        ids=facts.ids + [r[0] for r in rows],
-        subject_ids=facts.subject_ids + [r[1] for r in rows],
-        predicates=facts.predicates + [r[2] for r in rows],
-        object_ids=facts.object_ids + [r[3] for r in rows],
-        vectors=buffer[:need],
-        last_key=last_key,
-        _buffer=buffer,
-    )
+    dim = facts.vectors.shape[1]
+    vectors = blob_to_matrix([r[-1] for r in rows], dim) if rows else np.zeros((0, dim), dtype=np.float32)
+    return facts.appended(rows, vectors, last_key)
 
 
 def _keys(conn: sqlite3.Connection, table: str, n: int) -> npt.NDArray[np.int64]:

@@ -145,6 +145,31 @@ class FactIndex:
         ids, subjects, predicates, objects = ([r[c] for r in rows] for c in range(4))
         return cls(ids, subjects, predicates, objects, vectors, last_key, buffer)
 
+    def appended(
+        self, rows: Sequence[Sequence[Any]], vectors: Matrix, last_key: int | None = None
+    ) -> FactIndex:
+        """This index, then the (id, subject id, predicate, object id, ...) ``rows`` and their
+        ``vectors``: what a write carries forward on both stores (the embedded store's facts in key order,
+        the Neo4j copy's in the order a read of the new version puts them). The vectors go into spare rows
+        of the buffer this index hands on (its own rows stay as they are, and an index over them stays
+        valid: the new rows are its tail), so a run of small writes copies the matrix only as it grows."""
+        matrix, buffer = (
+            self.vectors,
+            self._buffer,
+        )  # nothing to append: the spare rows handed on all the same
+        if len(rows):
+            matrix, buffer, _ = grown(self.vectors, self._buffer, np.asarray(vectors, dtype=np.float32))
+        self._buffer = None  # handed on: this index never writes past its rows again
+        return FactIndex(
+            ids=self.ids + [r[0] for r in rows],
+            subject_ids=self.subject_ids + [r[1] for r in rows],
+            predicates=self.predicates + [r[2] for r in rows],
+            object_ids=self.object_ids + [r[3] for r in rows],
+            vectors=matrix,
+            last_key=self.last_key if last_key is None else last_key,
+            _buffer=buffer,
+        )
+
 
 def canonical_adjacency(
     sources: npt.NDArray[np.int64],

@@ -698,10 +698,9 @@ class ClientCopy:
     @staticmethod
     def _advance_facts(old: View, view: View, new: Sequence[PassageRecord]) -> None:
         """The facts of ``new`` that ``old`` lacks, appended in id order (where a read of the new version
-        puts them: by the version that gave each its vector, then id). Their vectors go into spare rows
-        of the buffer the old index hands on: no copy of the held matrix, and its vector index stays
-        valid (the new rows are its tail), where inserting them in id order copied the matrix (1.6 GB at
-        1M facts) and made the index train again at the next query."""
+        puts them: by the version that gave each its vector, then id; :meth:`FactIndex.appended`), where
+        inserting them in id order copied the held matrix (1.6 GB at 1M facts) and made its vector index
+        train again at the next query."""
         facts = old.facts
         assert facts is not None
         known = old.fact_positions()
@@ -715,16 +714,9 @@ class ClientCopy:
             old.fact_rows = None
             return
         fresh = [added[i] for i in sorted(added)]
-        rows = np.stack([np.asarray(f.embedding, dtype=np.float32) for f in fresh])
-        vectors, buffer, _ = grown(facts.vectors, facts._buffer, rows)
-        facts._buffer = None  # handed on: the old index never writes past its rows again
-        view.facts = FactIndex(
-            ids=facts.ids + [f.id for f in fresh],
-            subject_ids=facts.subject_ids + [f.subject_id for f in fresh],
-            predicates=facts.predicates + [f.predicate for f in fresh],
-            object_ids=facts.object_ids + [f.object_id for f in fresh],
-            vectors=vectors,
-            _buffer=buffer,
+        view.facts = facts.appended(
+            [(f.id, f.subject_id, f.predicate, f.object_id) for f in fresh],
+            np.stack([np.asarray(f.embedding, dtype=np.float32) for f in fresh]),
         )
         n = len(facts.ids)
         known.update((f.id, n + k) for k, f in enumerate(fresh))
