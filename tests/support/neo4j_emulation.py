@@ -330,11 +330,13 @@ class FakeServer:
         ]
 
     def q_client_mentions(self, p: dict[str, Any]) -> Records:
-        ns = p["namespace"]
+        ns, wanted = p["namespace"], set(p["ids"])
         rows = [
             (self.graph.nodes[d].props["id"], self.graph.nodes[q].props["id"], count)
             for (d, q), count in self.graph.mentions.items()
-            if self.graph.nodes[d].namespace == ns and self.graph.nodes[q].namespace == ns
+            if self.graph.nodes[d].namespace == ns
+            and self.graph.nodes[q].namespace == ns
+            and self.graph.nodes[d].props["id"] in wanted
         ]
         return [
             {
@@ -362,12 +364,16 @@ class FakeServer:
         ]
 
     def q_client_edges(self, p: dict[str, Any]) -> Records:
-        ns = p["namespace"]
+        ns, wanted = p["namespace"], set(p["ids"])
         edges = []
         relation_edges = 0
         for table in (self.graph.relations, self.graph.synonyms):
             for (s, t), w in table.items():
-                if self.graph.nodes[s].namespace == ns and self.graph.nodes[t].namespace == ns:
+                if (
+                    self.graph.nodes[s].namespace == ns
+                    and self.graph.nodes[t].namespace == ns
+                    and self.graph.nodes[s].props["id"] in wanted
+                ):
                     edges.append((s, t, float(w)))
                     relation_edges += table is self.graph.relations
         return [

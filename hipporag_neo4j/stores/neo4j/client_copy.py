@@ -79,6 +79,9 @@ from hipporag_neo4j.stores.neo4j.runner import CypherRunner, CypherTransaction
 MAX_READS = 3
 #: Ids per round trip when reading the vectors of new phrases or facts.
 VECTOR_BATCH = 2000
+#: phrase (or passage) ids per statement of the graph read: ~140k edges at MuSiQue's degree, a few MiB
+#: of the server's transaction memory (client_edges)
+GRAPH_BATCH = 20_000
 #: Passage rows (id, title, text, metadata) held per graph version for the passages queries return; the
 #: oldest go first beyond this many.
 PASSAGE_ROWS_MAX = 10_000
@@ -478,15 +481,15 @@ class ClientCopy:
         phrases = view.phrases
         n_phrases = len(phrases.ids)
         pos = {pid: i for i, pid in enumerate(phrases.ids)}
-        mentions = tx.run("client_mentions", namespace=self.namespace, plain=True)[0]
         found = tx.run("client_passage_ids", namespace=self.namespace, plain=True)[0]
         passage_list = [str(p) for _, p in sorted(zip(found["written_in"], found["ids"], strict=True))]
+        mentions = self._paged(tx, "client_mentions", passage_list)
         passage_position = {pid: i for i, pid in enumerate(passage_list)}
         at = passage_position.get
         m_rows = np.asarray([at(str(p), -1) for p in mentions["passage_ids"]], dtype=np.int64)
         m_cols = np.asarray([pos.get(str(p), -1) for p in mentions["phrase_ids"]], dtype=np.int64)
         m_keep = (m_rows >= 0) & (m_cols >= 0)
-        edges = tx.run("client_edges", namespace=self.namespace, plain=True)[0]
+        edges = self._paged(tx, "client_edges", list(pos))  # the ids, decoded once for ``pos``
         # relation edges first, then synonyms: each pair's entry summed as the embedded store sums it
         relation = np.asarray(edges["relation"], dtype=bool)
         sources = np.asarray([pos.get(str(s), -1) for s in edges["sources"]], dtype=np.int64)
@@ -521,6 +524,20 @@ class ClientCopy:
             len(sources) - n_relation,
         )
         return True
+
+    def _paged(self, tx: CypherTransaction, query: str, ids: Sequence[str]) -> dict[str, Any]:
+        """The parallel lists of ``query`` over ``ids``, ``GRAPH_BATCH`` ids a statement (each collect
+        stays within the server's transaction memory), joined; its counts summed."""
+        out: dict[str, Any] = {}
+        for start in range(0, max(len(ids), 1), GRAPH_BATCH):
+            batch = list(ids[start : start + GRAPH_BATCH])
+            row = tx.run(query, namespace=self.namespace, ids=batch, plain=True)[0]
+            for key, value in row.items():
+                if isinstance(value, list):
+                    out.setdefault(key, []).extend(value)
+                else:
+                    out[key] = out.get(key, 0) + (value or 0)
+        return out
 
     def _read_facts(self, tx: CypherTransaction, view: View, base: View, dim: int) -> None:
         self._count("facts")

@@ -443,3 +443,31 @@ def test_the_copy_reads_its_rows_without_the_drivers_per_value_walk(monkeypatch:
     monkeypatch.setattr(FakeResult, "data", counted)
     assert read_all(store_on(FakeServer(g), gds=None, version="5.26.0")) == expected
     assert walked == []
+
+
+def test_the_graph_is_read_in_batches_of_ids_with_the_same_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mentions and edges are read ``GRAPH_BATCH`` passage or phrase ids a statement (one collect of
+    every edge of a namespace of 1.2M phrases passed the server's 512 MiB transaction memory), and the
+    graph they make is the one a single statement makes."""
+    from hipporag_neo4j.stores.neo4j import client_copy
+
+    g = with_vectors(corpus())
+
+    def scores(store: object) -> list[tuple[str, float]]:
+        view = store.view()  # type: ignore[attr-defined]
+        found = view.graph_passage_scores({"ph03": 1.0, "ph11": 0.5}, WalkParams(DAMPING, 200, 1e-12), 10, 2)
+        return [(p.passage_id, p.score) for p in found]
+
+    whole = store_on(FakeServer(g), gds=None, version="5.26.0")
+    expected = scores(whole)
+    assert len(whole.runner.driver.named("client_edges")) == 1
+    monkeypatch.setattr(client_copy, "GRAPH_BATCH", 7)
+    paged = store_on(FakeServer(g), gds=None, version="5.26.0")
+    assert scores(paged) == expected
+    assert len(paged.runner.driver.named("client_edges")) == -(-41 // 7)  # 41 phrases
+    assert len(paged.runner.driver.named("client_mentions")) == -(-30 // 7)  # 30 passages
+    held, expected_held = paged.copy.held(), whole.copy.held()
+    assert held is not None and expected_held is not None
+    assert held[1].graph is not None and expected_held[1].graph is not None
+    assert held[1].graph.n_relation_edges == expected_held[1].graph.n_relation_edges > 0
+    assert held[1].graph.n_synonym_edges == expected_held[1].graph.n_synonym_edges > 0
