@@ -320,14 +320,8 @@ class FakeServer:
             }
         ]
 
-    def q_client_passages(self, p: dict[str, Any]) -> Records:
-        nodes = [n for n in self.graph.of("Passage", p["namespace"]) if n.props.get("embedding") is not None]
-        return [
-            {
-                "ids": [n.props["id"] for n in nodes],
-                "vectors": [[float(x) for x in n.props["embedding"]] for n in nodes],
-            }
-        ]
+    def q_client_vectors_passage(self, p: dict[str, Any]) -> Records:
+        return self._client_vectors("Passage", p)
 
     def q_client_mentions(self, p: dict[str, Any]) -> Records:
         ns, wanted = p["namespace"], set(p["ids"])

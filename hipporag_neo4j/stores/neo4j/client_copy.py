@@ -458,13 +458,10 @@ class ClientCopy:
 
     def _read_dense(self, tx: CypherTransaction, view: View, dim: int) -> None:
         self._count("dense")
-        row = tx.run("client_passages", namespace=self.namespace, plain=True)[0]
-        order = sorted(range(len(row["ids"])), key=lambda i: row["ids"][i])
-        vectors = _matrix(row["vectors"], dim)
-        view.dense = Dense(
-            StringTable.of([str(row["ids"][i]) for i in order], searchable=True),
-            vectors[np.asarray(order, dtype=np.intp)] if order else vectors,
-        )
+        found = tx.run("client_passage_ids", namespace=self.namespace, plain=True)[0]
+        ids = sorted(str(i) for i in found["ids"])
+        vectors = self._vectors(tx, "client_vectors_passage", ids, {}, dim)
+        view.dense = Dense(StringTable.of(ids, searchable=True), vectors)
 
     def _read_graph(self, tx: CypherTransaction, view: View, *, strict: bool = True) -> bool:
         """The embedded store's GraphSnapshot (without passage vectors: see :meth:`dense_passage_scores`).

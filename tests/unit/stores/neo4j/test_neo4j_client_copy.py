@@ -149,7 +149,9 @@ def test_the_index_setting_keeps_the_vector_indexes() -> None:
     g = with_vectors(corpus())
     store = store_on(FakeServer(g), gds=None, version="5.26.0", vector_search="index")
     store.view().dense_passage_scores(np.asarray(unit(1, 0, 0), dtype=np.float32), 3)
-    assert store.runner.driver.named("vector_passages") and not store.runner.driver.named("client_passages")
+    assert store.runner.driver.named("vector_passages") and not store.runner.driver.named(
+        "client_vectors_passage"
+    )
 
 
 def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
@@ -172,7 +174,13 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
     store.view().graph_passage_scores({"ph03": 1.0}, WalkParams(DAMPING, 200, 1e-12), 5, 2)
     reads = {
         name: len(driver.named(name))
-        for name in ("client_phrases", "client_passages", "client_facts", "client_mentions", "client_edges")
+        for name in (
+            "client_phrases",
+            "client_vectors_passage",
+            "client_facts",
+            "client_mentions",
+            "client_edges",
+        )
     }
     version = store.copy.state().version
 
