@@ -459,8 +459,11 @@ class ClientCopy:
     def _read_dense(self, tx: CypherTransaction, view: View, dim: int) -> None:
         self._count("dense")
         found = tx.run("client_passage_ids", namespace=self.namespace, plain=True)[0]
-        ids = sorted(str(i) for i in found["ids"])
-        vectors = self._vectors(tx, "client_vectors_passage", ids, {}, dim)
+        held: dict[str, Vector] = {}
+        # a passage deleted since its id was read is left out (a commit in between: _read reads again)
+        self._read_vectors(tx, "client_vectors_passage", sorted(str(i) for i in found["ids"]), held, dim)
+        ids = sorted(held)
+        vectors = np.stack([held[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
         view.dense = Dense(StringTable.of(ids, searchable=True), vectors)
 
     def _read_graph(self, tx: CypherTransaction, view: View, *, strict: bool = True) -> bool:

@@ -479,3 +479,24 @@ def test_the_graph_is_read_in_batches_of_ids_with_the_same_answers(monkeypatch: 
     assert held[1].graph is not None and expected_held[1].graph is not None
     assert held[1].graph.n_relation_edges == expected_held[1].graph.n_relation_edges > 0
     assert held[1].graph.n_synonym_edges == expected_held[1].graph.n_synonym_edges > 0
+
+
+def test_a_passage_deleted_between_its_id_and_its_vector_is_read_again_not_an_error() -> None:
+    """The passage vectors are read by id after the ids: a delete committed in between leaves an id
+    without a row. That read saw a commit, so it is read again at the new version; no error."""
+    g = with_vectors(corpus())
+    store = store_on(FakeServer(g), gds=None, version="5.26.0")
+    driver = store.runner.driver
+    committed: list[int] = []
+
+    def hook(name: str) -> None:
+        if name == "client_passage_ids" and not committed:
+            g.delete("Passage", NS, "p05")
+            g.bump(NS)
+            committed.append(g.versions[NS])
+
+    driver.after_statement.append(hook)
+    query = np.asarray(unit(1, 0.2, 0.2), dtype=np.float32)
+    found = store.view().dense_passage_scores(query, 40)
+    assert committed and len(driver.named("client_passage_ids")) == 2  # read again at the new version
+    assert len(found) == 29 and "p05" not in {p.passage_id for p in found}
