@@ -933,6 +933,7 @@ def test_drop_namespace_runs_projections_nodes_in_batches_meta_last_then_unused_
     driver.on("read_stats", [{**counts, "passages": 12_000, "phrases": 9_000, "facts": 5}])
     driver.on("meta_graph_version", [{"graph_version": 3}])
     driver.on("gds_drop_namespace_graphs", [{"dropped": "hipporag.neo4j.kb.phrases.v3"}])
+    driver.on("drop_namespace_relationships", [{"deleted": 50_000}], [{"deleted": 7}], [{"deleted": 0}])
     driver.on(
         "drop_namespace_nodes",
         [{"deleted": 10_000}],
@@ -950,6 +951,11 @@ def test_drop_namespace_runs_projections_nodes_in_batches_meta_last_then_unused_
     ran = driver.names_run()
     assert ran.count("drop_namespace_nodes") == 4  # until a batch deletes nothing
     assert {c.params["limit"] for c in driver.named("drop_namespace_nodes")} == {10_000}
+    # the relationships first, in batches of their own (a batch of nodes was bounded by nodes, not degree)
+    assert ran.count("drop_namespace_relationships") == 3
+    assert {c.params["limit"] for c in driver.named("drop_namespace_relationships")} == {50_000}
+    last_relationships = max(i for i, n in enumerate(ran) if n == "drop_namespace_relationships")
+    assert last_relationships < ran.index("drop_namespace_nodes")
     assert driver.named("gds_drop_namespace_graphs")[0].params["prefix"] == "hipporag.neo4j.kb."
     order = [ran.index(n) for n in ("gds_drop_namespace_graphs", "drop_namespace_nodes")]
     assert order == sorted(order)
@@ -969,6 +975,7 @@ def test_drop_namespace_keeps_indexes_another_namespace_uses_and_skips_gds_witho
         [dict.fromkeys(("passages", "phrases", "facts", "relation_edges", "synonym_edges", "mentions"), 1)],
     )
     driver.on("meta_graph_version", [{"graph_version": 1}])
+    driver.on("drop_namespace_relationships", [{"deleted": 0}])
     driver.on("drop_namespace_nodes", [{"deleted": 3}], [{"deleted": 0}])
     driver.on("meta_dimensions", [{"embedding_dim": 384}])
 
