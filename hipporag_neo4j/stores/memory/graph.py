@@ -153,10 +153,8 @@ class FactIndex:
         the Neo4j copy's in the order a read of the new version puts them). The vectors go into spare rows
         of the buffer this index hands on (its own rows stay as they are, and an index over them stays
         valid: the new rows are its tail), so a run of small writes copies the matrix only as it grows."""
-        matrix, buffer = (
-            self.vectors,
-            self._buffer,
-        )  # nothing to append: the spare rows handed on all the same
+        # nothing to append: the same matrix, and its spare rows handed on all the same
+        matrix, buffer = self.vectors, self._buffer
         if len(rows):
             matrix, buffer, _ = grown(self.vectors, self._buffer, np.asarray(vectors, dtype=np.float32))
         self._buffer = None  # handed on: this index never writes past its rows again

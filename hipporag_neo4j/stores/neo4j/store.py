@@ -72,18 +72,17 @@ log = logging.getLogger(__name__)
 
 #: Nodes deleted per transaction when a namespace is dropped.
 DROP_BATCH = 10_000
-#: relationships per transaction of ``drop_namespace`` (deleted before the nodes: 10,000 nodes of an M
+#: Relationships per transaction of ``drop_namespace``, deleted before the nodes: 10,000 nodes of an M
 #: namespace with all their relationships passed the server's 512 MiB of transaction memory; 50,000
-#: relationships took 0.7-0.9 s each there)
+#: relationships took 0.7-0.9 s a transaction there.
 DROP_RELATIONSHIP_BATCH = 50_000
-
-
-def _run_statement(name: str, tx: CypherTransaction, **params: Any) -> list[dict[str, Any]]:
-    return tx.run(name, **params)
-
-
 #: Tries of stats() for counts no writer's commit straddled (then it gives the last counts it read).
 STATS_ATTEMPTS = 20
+
+
+def _run_statement(name: str, tx: CypherTransaction, **params: Any) -> list[Record]:
+    """One statement in ``tx`` (``functools.partial`` of it is a transaction function of the runner)."""
+    return tx.run(name, **params)
 
 
 class Neo4jStore:
