@@ -98,6 +98,8 @@ class State:
 class Dense:
     ids: StringTable
     vectors: Matrix
+    #: the buffer ``vectors`` is the first rows of: a write's new passages go into its spare rows
+    room: Matrix | None = field(default=None, repr=False)
 
 
 class PassageRows:
@@ -205,20 +207,21 @@ def _matrix(vectors: list[Any], dim: int) -> Matrix:
     return np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
 
 
-def _insert_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
-    """``old`` with the passages of ``new`` (their vectors) inserted in id order."""
-    if not new:
+def _appended_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
+    """``old`` then the passages of ``new`` it lacks, in id order (where a read of the new version puts
+    them: by the version that wrote each, then id), their vectors in spare rows of the buffer ``old``
+    hands on: the held matrix is not copied, and a vector index over it stays valid."""
+    fresh = sorted(
+        (r.passage.id, r)
+        for r in {r.passage.id: r for r in new}.values()
+        if old.ids.find(r.passage.id) is None
+    )
+    if not fresh:
         return old
-    ids = list(old.ids)
-    fresh = sorted({r.passage.id: r for r in new}.items())
-    positions = np.searchsorted(np.asarray(ids, dtype=object), [pid for pid, _ in fresh]) if ids else None
-    vectors = np.stack([np.asarray(r.embedding, dtype=np.float32) for _, r in fresh])
-    if positions is None:
-        return Dense(StringTable.of([pid for pid, _ in fresh], searchable=True), vectors)
-    merged = np.insert(old.vectors, positions, vectors, axis=0)
-    for offset, (k, (pid, _)) in enumerate(zip(positions.tolist(), fresh, strict=True)):
-        ids.insert(int(k) + offset, pid)
-    return Dense(StringTable.of(ids, searchable=True), merged)
+    rows = np.stack([np.asarray(r.embedding, dtype=np.float32) for _, r in fresh])
+    vectors, room, _ = grown(old.vectors, old.room, rows)
+    old.room = None  # handed on: the old view never writes past its rows again
+    return Dense(old.ids.extended([pid for pid, _ in fresh]), vectors, room)
 
 
 class ClientCopy:
@@ -459,10 +462,12 @@ class ClientCopy:
     def _read_dense(self, tx: CypherTransaction, view: View, dim: int) -> None:
         self._count("dense")
         found = tx.run("client_passage_ids", namespace=self.namespace, plain=True)[0]
+        # by the version that wrote each, then id: where a copy carried forward by that write put it
+        order = [str(p) for _, p in sorted(zip(found["written_in"], found["ids"], strict=True))]
         held: dict[str, Vector] = {}
         # a passage deleted since its id was read is left out (a commit in between: _read reads again)
-        self._read_vectors(tx, "client_vectors_passage", sorted(str(i) for i in found["ids"]), held, dim)
-        ids = sorted(held)
+        self._read_vectors(tx, "client_vectors_passage", order, held, dim)
+        ids = [i for i in order if i in held]
         vectors = np.stack([held[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
         view.dense = Dense(StringTable.of(ids, searchable=True), vectors)
 
@@ -614,7 +619,7 @@ class ClientCopy:
                 view.passage_total = old.passage_total + len(new)
             used = self._used
             if old.dense is not None and "dense" in used and all(r.embedding is not None for r in new):
-                view.dense = _insert_dense(old.dense, new)
+                view.dense = _appended_dense(old.dense, new)
             if old.facts is not None and "facts" in used:
                 self._advance_facts(old, view, new)
             if (

@@ -248,10 +248,11 @@ def test_own_write_brings_the_copy_forward_without_reading_it_again() -> None:
     assert not store.copy.advance(version + 5)
 
 
-def test_a_write_appends_its_facts_where_a_read_puts_them_and_keeps_the_fact_index() -> None:
-    """A write's new facts are appended to the copy's fact matrix (in id order), which is where a read of
-    the new version puts them (by the version that gave each its vector, then id): the held matrix is not
-    copied, and its vector index stays valid (the new rows are its tail) instead of being trained again."""
+def test_a_write_appends_its_facts_and_passages_where_a_read_puts_them_and_keeps_their_indexes() -> None:
+    """A write's new facts and passages are appended to the copy's matrices (in id order), which is where
+    a read of the new version puts them (by the version that gave each its vector, then id): the held
+    matrices are not copied again (a second write fills spare rows), and their vector indexes stay valid
+    (the new rows are their tail) instead of being trained again."""
     from hipporag_neo4j.models import Passage
     from hipporag_neo4j.stores.base import FactRecord, PassageRecord
     from hipporag_neo4j.stores.memory.vector_index import VectorSearch
@@ -263,30 +264,44 @@ def test_a_write_appends_its_facts_where_a_read_puts_them_and_keeps_the_fact_ind
     store.vector_search = VectorSearch(mode="approximate")  # the index at any size
     query = np.asarray(unit(1, 0.2, 0.2), dtype=np.float32)
     store.view().nearest_facts(query, 3)
-    assert store.copy.indexes.builds == 1
-    version = store.copy.state().version
+    store.view().dense_passage_scores(query, 1)  # 1 x 16 <= 31 passages: through the index
+    assert store.copy.indexes.builds == 2  # facts, passages
 
-    fact = FactRecord(
-        "f-b", "ph01", "knows", "ph09", "phrase 01 knows phrase 09", np.asarray(unit(1, 0.2, 0.2))
-    )
-    record = PassageRecord(Passage(id="p-new", text="new"), np.asarray(unit(0, 1, 0)), {"ph01": 1}, [fact])
-    g.passage(NS, "p-new", embedding=unit(0, 1, 0), written_in=version + 1)
-    g.mention(NS, "p-new", "ph01", 1)
-    g.fact(NS, "f-b", "ph01", "knows", "ph09", [float(x) for x in fact.embedding], written_in=version + 1)
-    g.bump(NS)
-    assert store.copy.advance(version + 1, [], [record], ["p-new"], relation_edges=0, synonyms=[])
-    found = store.view().nearest_facts(query, 2)
-    assert store.copy.indexes.builds == 1  # the index of version v, its new row scanned as its tail
-    assert store.copy.reads.get("facts") == 1  # not read again
+    def write(passage_id: str, fact_id: str, vector: list[float]) -> None:
+        version = store.copy.state().version
+        fact = FactRecord(fact_id, "ph01", "knows", "ph09", f"{fact_id} text", np.asarray(vector))
+        record = PassageRecord(Passage(id=passage_id, text="new"), np.asarray(vector), {"ph01": 1}, [fact])
+        g.passage(NS, passage_id, embedding=vector, written_in=version + 1)
+        g.mention(NS, passage_id, "ph01", 1)
+        g.fact(NS, fact_id, "ph01", "knows", "ph09", vector, written_in=version + 1)
+        g.bump(NS)
+        assert store.copy.advance(version + 1, [], [record], [passage_id], relation_edges=0, synonyms=[])
+
+    write("p-mid", "f-b", unit(1, 0.2, 0.2))  # both ids sort among the old ones
+    first = store.copy.held()
+    assert first is not None and first[1].facts is not None and first[1].dense is not None
+    write("p-mid2", "f-c", unit(1, 0.25, 0.2))
+    found = (store.view().nearest_facts(query, 2), store.view().dense_passage_scores(query, 1))
+    assert store.copy.indexes.builds == 2  # the indexes of the first version, the new rows as their tail
+    assert store.copy.reads.get("facts") == 1 and store.copy.reads.get("dense") == 1  # not read again
+    mine = store.copy.held()
+    assert mine is not None and mine[1].facts is not None and mine[1].dense is not None
+    # the second write filled spare rows of the buffer the first one made: no copy of the held rows
+    assert np.shares_memory(mine[1].facts.vectors, first[1].facts.vectors)
+    assert np.shares_memory(mine[1].dense.vectors, first[1].dense.vectors)
 
     fresh = store_on(FakeServer(g), gds=None, version="5.26.0")
     fresh.vector_search = store.vector_search
-    assert fresh.view().nearest_facts(query, 2) == found
-    mine, theirs = store.copy.held(), fresh.copy.held()
-    assert mine is not None and theirs is not None
-    assert mine[1].facts is not None and theirs[1].facts is not None
-    assert mine[1].facts.ids == theirs[1].facts.ids == ["f-a", "f-m", "f-z", "f-zz", "f-b"]
+    assert (fresh.view().nearest_facts(query, 2), fresh.view().dense_passage_scores(query, 1)) == found
+    theirs = fresh.copy.held()
+    assert theirs is not None and theirs[1].facts is not None and theirs[1].dense is not None
+    assert mine[1].facts.ids == theirs[1].facts.ids == ["f-a", "f-m", "f-z", "f-zz", "f-b", "f-c"]
     assert np.array_equal(mine[1].facts.vectors, theirs[1].facts.vectors)
+    assert list(mine[1].dense.ids) == list(theirs[1].dense.ids) and list(mine[1].dense.ids)[-2:] == [
+        "p-mid",
+        "p-mid2",
+    ]
+    assert np.array_equal(mine[1].dense.vectors, theirs[1].dense.vectors)
 
 
 def g_count(g: FakeGraph, phrase_id: str) -> int:
