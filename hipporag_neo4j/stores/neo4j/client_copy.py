@@ -207,6 +207,14 @@ def _matrix(vectors: list[Any], dim: int) -> Matrix:
     return np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
 
 
+def _written_order(row: dict[str, Any]) -> list[int]:
+    """The positions of a read's parallel lists by (``written_in``, ``ids``): the version that wrote each
+    node (0 before it was recorded), then id, which is where a copy carried forward by that write appended
+    it (phrases, passages, facts alike)."""
+    ids, written_in = row["ids"], row["written_in"]
+    return sorted(range(len(ids)), key=lambda i: (written_in[i], ids[i]))
+
+
 def _appended_dense(old: Dense, new: Sequence[PassageRecord]) -> Dense:
     """``old`` then the passages of ``new`` it lacks, in id order (where a read of the new version puts
     them: by the version that wrote each, then id), their vectors in spare rows of the buffer ``old``
@@ -445,7 +453,7 @@ class ClientCopy:
         self._count("phrases")
         row = tx.run("client_phrases", namespace=self.namespace, plain=True)[0]
         # by the version that wrote each, then id: where a copy carried forward by that write put it
-        order = sorted(range(len(row["ids"])), key=lambda i: (row["written_in"][i], row["ids"][i]))
+        order = _written_order(row)
         ids = [str(row["ids"][i]) for i in order]
         names = [str(row["names"][i]) for i in order]
         no_vectors = np.zeros((len(ids), 0), dtype=np.float32)
@@ -463,7 +471,7 @@ class ClientCopy:
         self._count("dense")
         found = tx.run("client_passage_ids", namespace=self.namespace, plain=True)[0]
         # by the version that wrote each, then id: where a copy carried forward by that write put it
-        order = [str(p) for _, p in sorted(zip(found["written_in"], found["ids"], strict=True))]
+        order = [str(found["ids"][i]) for i in _written_order(found)]
         held: dict[str, Vector] = {}
         # a passage deleted since its id was read is left out (a commit in between: _read reads again)
         self._read_vectors(tx, "client_vectors_passage", order, held, dim)
@@ -487,7 +495,7 @@ class ClientCopy:
         n_phrases = len(phrases.ids)
         pos = {pid: i for i, pid in enumerate(phrases.ids)}
         found = tx.run("client_passage_ids", namespace=self.namespace, plain=True)[0]
-        passage_list = [str(p) for _, p in sorted(zip(found["written_in"], found["ids"], strict=True))]
+        passage_list = [str(found["ids"][i]) for i in _written_order(found)]
         mentions = self._paged(tx, "client_mentions", passage_list)
         passage_position = {pid: i for i, pid in enumerate(passage_list)}
         at = passage_position.get
@@ -549,7 +557,7 @@ class ClientCopy:
         row = tx.run("client_facts", namespace=self.namespace, plain=True)[0]
         # by the version that gave each its vector, then id: where a copy carried forward by that write
         # appended it (the matrix and its vector index then only grow at the end)
-        order = sorted(range(len(row["ids"])), key=lambda i: (row["written_in"][i], row["ids"][i]))
+        order = _written_order(row)
         ids = [str(row["ids"][i]) for i in order]
         view.facts = FactIndex(
             ids=ids,
