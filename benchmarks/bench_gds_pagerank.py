@@ -27,6 +27,7 @@ from typing import Any
 import neo4j
 from harness import (
     QUESTIONS_FILE,
+    TIMED_RETRIEVAL,
     compare_or_refusal,
     load_average,
     md_header,
@@ -49,10 +50,15 @@ MODES = ("hipporag2", "hipporag")
 
 def open_memory(args: argparse.Namespace, system: str, embedder: Any) -> HippoRAG:
     if system == "embedded":
-        settings = load_settings({"store": {"backend": "embedded", "path": args.embedded}}, env_file=None)
+        settings = load_settings(
+            {"store": {"backend": "embedded", "path": args.embedded}, "retrieval": TIMED_RETRIEVAL},
+            env_file=None,
+        )
     else:
         neo = {"uri": args.uri, "password": args.password, "namespace": args.namespace, "ppr_engine": system}
-        settings = load_settings({"store": {"backend": "neo4j"}, "neo4j": neo}, env_file=None)
+        settings = load_settings(
+            {"store": {"backend": "neo4j"}, "neo4j": neo, "retrieval": TIMED_RETRIEVAL}, env_file=None
+        )
     return HippoRAG(settings, embedder=embedder)
 
 

@@ -60,7 +60,7 @@ import neo4j
 import numpy as np
 from bench_scale import NamedEntities
 from bench_scale_suite import questions
-from harness import load_average, md_header, md_table, run_header, write_results
+from harness import TIMED_RETRIEVAL, load_average, md_header, md_table, run_header, write_results
 from scale_corpus import HashEmbedder
 
 from hipporag_neo4j import HippoRAG
@@ -260,7 +260,9 @@ def settings_for(args: argparse.Namespace, engine: str) -> Any:
         "ppr_engine": engine,
         "copy_cache_dir": str(args.copy_cache),
     }
-    return load_settings({"store": {"backend": "neo4j"}, "neo4j": group}, env_file=None)
+    return load_settings(
+        {"store": {"backend": "neo4j"}, "neo4j": group, "retrieval": TIMED_RETRIEVAL}, env_file=None
+    )
 
 
 def overlap(a: list[str], b: list[str], n: int) -> float | None:

@@ -55,6 +55,7 @@ from harness import (
     OPENIE_FILE,
     QUESTIONS_FILE,
     REPO,
+    TIMED_RETRIEVAL,
     compare_or_refusal,
     dir_size_mib,
     drop_namespace_plain,
@@ -101,10 +102,14 @@ def openie_subset(path: Path, passages: int | None, into: Path) -> tuple[Path, i
 def settings_for(kind: str, args: argparse.Namespace, root: Path, namespace: str) -> Settings:
     """``embedded``, or ``neo4j:<engine>`` (``gds`` or ``local``) on one Neo4j namespace."""
     if kind == "embedded":
-        return load_settings({"store": {"backend": "embedded", "path": str(root / namespace)}}, env_file=None)
+        return load_settings(
+            {"store": {"backend": "embedded", "path": str(root / namespace)}, "retrieval": TIMED_RETRIEVAL},
+            env_file=None,
+        )
     return load_settings(
         {
             "store": {"backend": "neo4j"},
+            "retrieval": TIMED_RETRIEVAL,
             "neo4j": {
                 "uri": args.uri,
                 "password": args.password,

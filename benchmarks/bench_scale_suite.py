@@ -70,7 +70,10 @@ TIMED_STORE_CALLS = ("write_passages", "nearest_phrases", "write_synonyms")
 def settings_for(args: argparse.Namespace, engine: str | None) -> Settings:
     if args.store == "embedded":
         path = args.workdir / f"store_{args.size}"
-        return load_settings({"store": {"backend": "embedded", "path": str(path)}}, env_file=None)
+        return load_settings(
+            {"store": {"backend": "embedded", "path": str(path)}, "retrieval": harness.TIMED_RETRIEVAL},
+            env_file=None,
+        )
     group: dict[str, Any] = {
         "uri": args.uri,
         "password": args.password,
@@ -79,7 +82,9 @@ def settings_for(args: argparse.Namespace, engine: str | None) -> Settings:
     }
     if "copy_cache_dir" in Neo4jSettings.model_fields:  # the on-disk client copy, in the work folder
         group["copy_cache_dir"] = str(args.workdir / "copy-cache")
-    return load_settings({"store": {"backend": "neo4j"}, "neo4j": group}, env_file=None)
+    return load_settings(
+        {"store": {"backend": "neo4j"}, "neo4j": group, "retrieval": harness.TIMED_RETRIEVAL}, env_file=None
+    )
 
 
 def embedder_for(args: argparse.Namespace) -> Embedder | None:

@@ -45,6 +45,8 @@ def _memory(store: Path, backend: str, threads: int, query_threads: int | None) 
     settings = load_settings(
         {
             "store": {"path": str(store), "backend": "embedded"},
+            # HippoRAG 2 keeps no walk results: passes over the same questions time the walk each time
+            "retrieval": {"ppr_cache_mib": 0},
             "embedding": {
                 "model": "all-MiniLM-L6-v2",
                 "backend": "auto" if backend == "int8" else backend,  # int8: ONNX Runtime, quantized

@@ -115,15 +115,22 @@ class FactHit:
 @dataclass(frozen=True)
 class WalkParams:
     """How Personalized PageRank walks (``retrieval.damping``, ``ppr_max_iterations``, ``ppr_tolerance``):
-    ``damping`` is the probability of following an edge, ``tolerance`` the accuracy it stops at."""
+    ``damping`` is the probability of following an edge, ``tolerance`` the accuracy it stops at; and how
+    many bytes of walk results one graph version keeps for repeated questions (``ppr_cache_mib``)."""
 
     damping: float = 0.5
     max_iterations: int = 100
     tolerance: float = 1e-6
+    cache_bytes: int = 64 << 20
 
     @classmethod
     def of(cls, settings: RetrievalSettings) -> WalkParams:
-        return cls(settings.damping, settings.ppr_max_iterations, settings.ppr_tolerance)
+        return cls(
+            settings.damping,
+            settings.ppr_max_iterations,
+            settings.ppr_tolerance,
+            int(settings.ppr_cache_mib * (1 << 20)),
+        )
 
 
 @dataclass(frozen=True)
