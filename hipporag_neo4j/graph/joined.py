@@ -34,8 +34,6 @@ class JoinedMatrix:
     n_base: int  # rows of the knowledge graph; enterprise nodes are n_base .. n_base + len(node_ids) - 1
     node_ids: list[str]
     adjacency: sp.csr_matrix
-    transition: sp.csr_matrix
-    dangling: np.ndarray
     strength: np.ndarray
 
 
@@ -64,6 +62,5 @@ def join_adjacency(
     k = len(node_ids)
     base = sp.bmat([[adjacency, None], [None, sp.csr_matrix((k, k))]], format="csr") if k else adjacency
     joined = (base + extra).tocsr()
-    transition, dangling = ppr.transition_matrix(joined)
     strength = ppr.node_strengths(joined)
-    return JoinedMatrix(join.version, n_base, node_ids, joined, transition, dangling, strength)
+    return JoinedMatrix(join.version, n_base, node_ids, joined, strength)

@@ -42,7 +42,7 @@ def node_strengths(adjacency: sp.csr_matrix) -> FloatArray:
 def transition_matrix(adjacency: sp.csr_matrix) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
     """Column-stochastic transition matrix ``T`` (T[v, u] = w(u,v) / strength(u)) and the dangling mask.
 
-    Built once per graph version and reused for every query.
+    What the exact power iteration (:func:`personalized_pagerank`) walks; forward push needs none.
     """
     strength = node_strengths(adjacency)
     dangling = strength == 0
@@ -119,7 +119,7 @@ def personalized_pagerank(
 
 
 def forward_push(
-    transition: sp.csr_matrix,
+    adjacency: sp.csr_matrix,
     strength: FloatArray,
     reset: FloatArray,
     damping: float = 0.5,
@@ -129,11 +129,13 @@ def forward_push(
 ) -> FloatArray:
     """Approximate PPR by Andersen–Chung–Lang forward push; cost follows the seeds' neighbourhood.
 
-    ``transition`` must come from :func:`transition_matrix` of a symmetric adjacency whose row sums are
-    ``strength``. Every node whose residual exceeds ``epsilon * strength`` is pushed, all of them at once
-    per round (vectorised); a round that would touch many edges is done as one sparse mat-vec over every
-    node instead. Bound (ACL, Lemma 2, carried to weighted undirected graphs by the reversibility
-    ``strength(u) q_u(v) = strength(v) q_v(u)``): when it returns, for every node v
+    ``adjacency`` is a symmetric weighted adjacency whose row sums are ``strength``: no transition matrix
+    is needed (a push from u sends ``damping x mass x w(u, v) / strength(u)`` to v), so a graph carried
+    forward by a write changes only its adjacency rows and strengths. Every node whose residual exceeds
+    ``epsilon * strength`` is pushed, all of them at once per round (vectorised); a round that would
+    touch many edges is done as one sparse mat-vec over every node instead. Bound (ACL, Lemma 2, carried
+    to weighted undirected graphs by the reversibility ``strength(u) q_u(v) = strength(v) q_v(u)``):
+    when it returns, for every node v
 
         0 <= exact(v) - returned(v) <= epsilon * strength(v) / (1 - damping * isolated_seed_mass)
 
@@ -145,15 +147,17 @@ def forward_push(
     """
     p = _normalised_reset(reset)
     n = len(p)
-    indptr, indices, data = transition.indptr, transition.indices, transition.data
+    indptr, indices, data = adjacency.indptr, adjacency.indices, adjacency.data
     connected = strength > 0
+    inverse = np.zeros_like(strength)
+    np.divide(1.0, strength, out=inverse, where=connected)
     # igraph's normaliser: mass on isolated seeds leaks once (d x it), connected mass is kept
     total = 1.0 - damping * float(p[~connected].sum())
     threshold = epsilon * strength
     residual = p.copy()
     estimate = np.zeros(n, dtype=np.float64)
     active: IndexArray = np.flatnonzero(residual > 0)
-    dense_work = max(transition.nnz // 4, 1)
+    dense_work = max(adjacency.nnz // 4, 1)
     for _ in range(max_rounds):
         if active.size == 0:
             break
@@ -161,10 +165,11 @@ def forward_push(
         lengths = indptr[active + 1] - starts
         work = int(lengths.sum())
         if work >= dense_work:
-            # push every node at once: one mat-vec (the residual below the threshold goes along, which
-            # only tightens the bound)
+            # push every node at once: one mat-vec, T r = A (r / strength) (the residual below the
+            # threshold goes along, which only tightens the bound)
             estimate += (1.0 - damping) * residual
-            residual = transition @ residual
+            residual *= inverse
+            residual = adjacency @ residual
             residual *= damping
             active = np.flatnonzero(residual > threshold)
             continue
@@ -173,10 +178,8 @@ def forward_push(
         estimate[active] += (1.0 - damping) * mass
         if work == 0:  # only isolated nodes: their mass leaks
             break
-        # column u of T is row u of the adjacency over strength(u); T's pattern is symmetric, so
-        # T[v, u] = T[u, v] * strength(v) / strength(u), read from row u of the CSR
-        share = np.zeros_like(mass)
-        np.divide(damping * mass, strength[active], out=share, where=connected[active])
+        # what u sends along each edge: damping x mass(u) / strength(u) x w(u, v), read from row u
+        share = damping * mass * inverse[active]
         # the gather's work arrays (~50 bytes per edge) in pieces of at most ~max_gather edges, so a
         # round just under the mat-vec threshold on a large graph holds tens of MiB, not hundreds
         ends = np.cumsum(lengths)
@@ -190,7 +193,6 @@ def forward_push(
             neighbours = indices[offsets]
             values = data[offsets]
             del offsets
-            values *= strength[neighbours]
             values *= np.repeat(share[a:b], piece)
             if work > n // 8:
                 residual += np.bincount(neighbours, values, minlength=n)

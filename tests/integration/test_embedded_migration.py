@@ -140,9 +140,30 @@ def test_the_upgraded_store_answers_as_the_old_code_did_and_as_a_new_store(
     assert dump_v2(new) == dump_v2(upgraded)
     from_upgraded = reads(ROOT, upgraded, tmp_path)
     from_new = reads(ROOT, new, tmp_path)
+    assert from_upgraded == from_new  # this code: the same answers, bit for bit
     for key in old_reads:
-        assert from_upgraded[key] == old_reads[key], f"{key} differs after the upgrade"
-        assert from_new[key] == old_reads[key], f"{key} differs on a store written by this code"
+        assert same_reads(key, from_upgraded[key], old_reads[key]), f"{key} differs after the upgrade"
+
+
+#: Reads whose scores come from a walk: forward push walks the adjacency since 2026-11-29 (no transition
+#: matrix), so its sums are rounded in another order than the old release's, in the last bits only.
+WALK_READS = ("graph", "walk", "ppr")
+
+
+def same_reads(key: str, ours: Any, theirs: Any) -> bool:
+    """``ours`` equals ``theirs``; a walk's read: the same ids in the same order, each score (and each
+    explaining phrase's) within 1e-12 relative."""
+    if key not in WALK_READS:
+        return bool(ours == theirs)
+
+    def close(a: Any, b: Any) -> bool:
+        if isinstance(a, float) and isinstance(b, float):
+            return a == pytest.approx(b, rel=1e-12, abs=1e-300)
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+        return bool(a == b)
+
+    return close(ours, theirs)
 
 
 @pytest.mark.parametrize("point", ["copy:phrases", "copy:states", "indexes"])
@@ -158,7 +179,8 @@ def test_a_kill_during_the_upgrade_leaves_version_1_and_the_next_open_completes_
     assert reads(old_package, path, tmp_path) == old_reads
     EmbeddedStore(path).open("test-model", 8)  # upgrades it now
     assert dump_v2(path) == before
-    assert reads(ROOT, path, tmp_path) == old_reads
+    upgraded = reads(ROOT, path, tmp_path)
+    assert all(same_reads(key, upgraded[key], old_reads[key]) for key in old_reads)
 
 
 def test_the_upgrade_runs_once_and_a_rerun_never_duplicates(old_store: Path, tmp_path: Path) -> None:

@@ -76,7 +76,7 @@ def test_a_snapshot_is_persisted_and_mapped_on_reopen_without_a_rebuild(
         raise AssertionError("the snapshot was rebuilt although a current one was persisted")
 
     monkeypatch.setattr(snapshot, "load_graph", no_build)
-    monkeypatch.setattr(memory_graph, "transition_matrix", no_build)  # HippoRAG 2's walk graph is mapped too
+    monkeypatch.setattr(memory_graph, "walk_adjacency", no_build)  # HippoRAG 2's walk graph is mapped too
     again = _open(path)
     assert _reads(again) == first
     assert (again.cache.snapshot_builds, again.cache.snapshot_maps) == (0, 1)
@@ -419,11 +419,11 @@ def test_a_snapshot_brought_forward_equals_a_rebuild_bit_for_bit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, carry: bool
 ) -> None:
     _carry(monkeypatch, carry)
-    # after the first build, a version's transition matrices (the phrase graph's, HippoRAG 2's walk's)
-    # are the base's with the changed rows recomputed, never rebuilt whole
+    # after the first build, a version's HippoRAG 2 walk graph is the base's with the changed rows made
+    # again, never rebuilt whole
     built: list[tuple[int, int]] = []
-    real = memory_graph.transition_matrix
-    monkeypatch.setattr(memory_graph, "transition_matrix", lambda a: built.append(a.shape) or real(a))
+    real = memory_graph.walk_adjacency
+    monkeypatch.setattr(memory_graph, "walk_adjacency", lambda a, m: built.append(a.shape) or real(a, m))
     for i, store in enumerate(_random_history(tmp_path / "store", rounds=5, seed=seed)):
         before = len(built)
         served = _served(store)

@@ -429,7 +429,7 @@ class SnapshotCache:
             assert cached is not None  # None means "unchanged since the cached version"
             return cached
         n_phrases = graph.adjacency.shape[0]
-        base = graph.passage_adjacency() if with_passages else graph.adjacency
+        base = graph.passage_graph() if with_passages else graph.adjacency
         found = {p: graph.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
         positions = {p: i for p, i in found.items() if i is not None and i < n_phrases}
         joined = join_adjacency(base, positions, edges)

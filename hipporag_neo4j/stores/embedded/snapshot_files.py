@@ -41,7 +41,7 @@ import numpy.typing as npt
 log = logging.getLogger(__name__)
 
 SNAPSHOT_DIR = "snapshot"
-FORMAT = 2
+FORMAT = 3  # 3: the walk graph stored as its adjacency; no transition matrices
 MANIFEST = "manifest.json"
 DATA_DIR = "data"
 _STALE_TEMP_S = 3600.0  # a temporary directory this old belongs to a writer that died

@@ -16,10 +16,10 @@ Only the rows of the phrase graph these touch are rebuilt; each entry is recompu
 computes it (``graph.canonical_adjacency``: the integer relation count, then the synonym score, rounded
 once), the old count recovered exactly from the old entry and the pair's stored synonym score (a store
 that cannot look that score up gets the old entry plus the new count, which may differ from a rebuild in
-the last bit); the other rows are copied in runs (:func:`.rows.spliced`). Strengths and transition
-matrices (of the phrase graph and of HippoRAG 2's walk graph, when the base had built it) are the base's
-with the rows whose entries change recomputed (:func:`.rows.carried_transition` / ``carried_walk``),
-passage counts the old ones plus the new mentions'.
+the last bit); the other rows are copied in runs (:func:`.rows.spliced`). Strengths (of the phrase graph,
+and HippoRAG 2's walk graph with its strengths when the base had built it) are the base's with the
+touched rows made again (:func:`.rows.carried_strength` / ``carried_walk``), passage counts the old ones
+plus the new mentions'.
 """
 
 from __future__ import annotations
@@ -122,10 +122,9 @@ def apply(base: GraphSnapshot, delta: WriteDelta, history: History, dim: int) ->
         base.n_synonym_edges + len(delta.synonyms),
         carry=Carry(
             base.adjacency,
-            base.transition,
             base.strength,
             touched,
-            None if walk is None or base._passage_strength is None else (walk[0], base._passage_strength),
+            None if walk is None or base._passage_strength is None else (walk, base._passage_strength),
             n_old_passages,
         ),
     )

@@ -26,11 +26,10 @@ from hipporag_neo4j.graph.ppr import (
     forward_push,
     node_strengths,
     symmetric_adjacency,
-    transition_matrix,
 )
 from hipporag_neo4j.stores.base import Matrix, WalkParams
 from hipporag_neo4j.stores.memory.knn import top_positions
-from hipporag_neo4j.stores.memory.rows import Carry, carried_transition, carried_walk
+from hipporag_neo4j.stores.memory.rows import Carry, carried_strength, carried_walk
 from hipporag_neo4j.stores.memory.scores import PassageScores, same_table
 from hipporag_neo4j.stores.memory.spare_rows import grown
 from hipporag_neo4j.stores.memory.strings import StringTable
@@ -252,11 +251,11 @@ class GraphSnapshot:
     mentions: sp.csr_matrix  # passages x phrases, occurrence counts
     passage_counts: npt.NDArray[np.int32]  # per phrase
     adjacency: sp.csr_matrix  # phrases x phrases, symmetric, RELATION + SYNONYM weights
-    transition: sp.csr_matrix  # same pattern as adjacency (shares its index arrays)
     strength: npt.NDArray[np.float64]  # weighted degree per phrase, for forward push
     n_relation_edges: int
     n_synonym_edges: int
-    _passage_graph: tuple[sp.csr_matrix, npt.NDArray[np.bool_]] | None = field(default=None, repr=False)
+    # HippoRAG 2's phrase + passage graph (:func:`walk_adjacency`) and its strengths, built on first use
+    _passage_graph: sp.csr_matrix | None = field(default=None, repr=False)
     _passage_strength: npt.NDArray[np.float64] | None = field(default=None, repr=False)
     #: the passage vectors' buffer with spare rows past ``passage_vectors`` (only the newest snapshot of
     #: a lineage carried forward in memory owns it)
@@ -298,7 +297,7 @@ class GraphSnapshot:
         if solver is not None:
             return solver.scores(reset)
         return forward_push(
-            self.transition, self.strength, reset, walk.damping, walk.tolerance, walk.max_iterations
+            self.adjacency, self.strength, reset, walk.damping, walk.tolerance, walk.max_iterations
         )
 
     def _factorised(
@@ -322,7 +321,7 @@ class GraphSnapshot:
                 or not 0.0 < damping < 1.0
             ):
                 return None
-        graph = self.passage_adjacency() if walk else self.adjacency
+        graph = self.passage_graph() if walk else self.adjacency
         solver = FactorisedPpr(graph, damping)
         # factors much denser than the graph: push stays cheaper
         kept = solver if solver.factor_nonzeros <= FACTORISE_MAX_FILL * max(graph.nnz, 1) else None
@@ -351,9 +350,13 @@ class GraphSnapshot:
         if solver is not None:
             ppr = solver.scores(reset)
         else:
-            transition, _ = self.passage_graph()
             ppr = forward_push(
-                transition, self.passage_strength(), reset, walk.damping, walk.tolerance, walk.max_iterations
+                self.passage_graph(),
+                self.passage_strength(),
+                reset,
+                walk.damping,
+                walk.tolerance,
+                walk.max_iterations,
             )
         self._keep(lock, digest, ppr, walk.cache_bytes)
         return ppr
@@ -431,19 +434,16 @@ class GraphSnapshot:
 
         return PassageScores(self.passage_ids, order, scores[order], explain)
 
-    def passage_graph(self) -> tuple[sp.csr_matrix, npt.NDArray[np.bool_]]:
-        """Transition matrix and dangling mask of HippoRAG 2's graph: the phrase graph plus one node per
-        passage (positions ``n_phrases + passage position``), joined to each phrase it mentions by an
-        undirected edge of weight 1. Built on first use: only the ``hipporag2`` walk needs it."""
+    def passage_graph(self) -> sp.csr_matrix:
+        """The symmetric adjacency of HippoRAG 2's graph (:func:`walk_adjacency`): the phrase graph plus
+        one node per passage (positions ``n_phrases + passage position``), joined to each phrase it
+        mentions by an undirected edge of weight 1. Built on first use: only the ``hipporag2`` walk
+        needs it."""
         if self._passage_graph is None:
-            joint = self.passage_adjacency()
-            self._passage_graph = transition_matrix(joint)
+            joint = walk_adjacency(self.adjacency, self.mentions)
             self._passage_strength = node_strengths(joint)
+            self._passage_graph = joint
         return self._passage_graph
-
-    def passage_adjacency(self) -> sp.csr_matrix:
-        """The symmetric adjacency of :meth:`passage_graph` (:func:`walk_adjacency`)."""
-        return walk_adjacency(self.adjacency, self.mentions)
 
     def passage_strength(self) -> npt.NDArray[np.float64]:
         """Weighted degree of every node of :meth:`passage_graph`, for forward push."""
@@ -464,20 +464,11 @@ class GraphSnapshot:
         passage_vectors: Matrix | None = None,
         carry: Carry | None = None,
     ) -> GraphSnapshot:
-        """A snapshot from its phrase graph and mentions: transition matrix and strengths computed here,
-        by a rebuild and by a snapshot brought forward alike; or, given the ``carry`` of a base snapshot,
-        the base's with the rows a write changed recomputed (the same arrays)."""
-        found = carried_transition(adjacency, carry) if carry is not None else None
-        if found is None:
-            transition, _ = transition_matrix(adjacency)
-            transition = compact(transition)
-            strength = node_strengths(adjacency)
-        else:
-            transition, strength = found
-        if np.array_equal(transition.indptr, adjacency.indptr) and np.array_equal(
-            transition.indices, adjacency.indices
-        ):
-            transition = _csr(transition.data, adjacency.indices, adjacency.indptr, transition.shape)
+        """A snapshot from its phrase graph and mentions: strengths computed here, by a rebuild and by a
+        snapshot brought forward alike; or, given the ``carry`` of a base snapshot, the base's with the
+        rows a write changed recomputed (the same arrays), and so HippoRAG 2's walk graph if the base
+        had built it."""
+        strength = carried_strength(adjacency, carry) if carry is not None else node_strengths(adjacency)
         if passage_vectors is None:
             passage_vectors = np.zeros((0, phrases.vectors.shape[1]), dtype=np.float32)
         graph = cls(
@@ -487,25 +478,19 @@ class GraphSnapshot:
             mentions=mentions,
             passage_counts=passage_counts,
             adjacency=adjacency,
-            transition=transition,
             strength=strength,
             n_relation_edges=n_relation,
             n_synonym_edges=n_synonym,
         )
         walk = carried_walk(adjacency, mentions, carry) if carry is not None else None
         if walk is not None:
-            graph._passage_graph = (walk[0], np.asarray(walk[1] == 0))
-            graph._passage_strength = walk[1]
+            graph._passage_graph, graph._passage_strength = walk
         return graph
 
     # --- persistence (snapshot_files) --------------------------------------------------------------
     def arrays(self) -> tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]:
         passage_ids, passage_offsets, passage_order = self.passage_ids.arrays()
         assert passage_order is not None
-        shared = (
-            self.transition.indices is self.adjacency.indices
-            and self.transition.indptr is self.adjacency.indptr
-        )
         arrays: dict[str, npt.NDArray[Any]] = {
             **self.phrases.arrays(),
             "passage_ids": passage_ids,
@@ -519,16 +504,11 @@ class GraphSnapshot:
             "adjacency_data": self.adjacency.data,
             "adjacency_indices": self.adjacency.indices,
             "adjacency_indptr": self.adjacency.indptr,
-            "transition_data": self.transition.data,
             "strength": self.strength,
         }
-        if not shared:
-            arrays["transition_indices"] = self.transition.indices
-            arrays["transition_indptr"] = self.transition.indptr
         # HippoRAG 2's phrase + passage graph too (the default mode's walk): built here once rather than
         # by the first query of every process that opens the store
-        walk, _ = self.passage_graph()
-        walk = compact(walk)
+        walk = compact(self.passage_graph())
         arrays["walk_data"], arrays["walk_indices"], arrays["walk_indptr"] = (
             walk.data,
             walk.indices,
@@ -551,12 +531,6 @@ class GraphSnapshot:
         adjacency = _csr(
             a["adjacency_data"], a["adjacency_indices"], a["adjacency_indptr"], (n_phrases, n_phrases)
         )
-        transition = _csr(
-            a["transition_data"],
-            a.get("transition_indices", a["adjacency_indices"]),
-            a.get("transition_indptr", a["adjacency_indptr"]),
-            (n_phrases, n_phrases),
-        )
         graph = cls(
             phrases=phrases if phrases is not None else PhraseIndex.from_arrays(a),
             passage_ids=StringTable(a["passage_ids"], a["passage_id_offsets"], a["passage_id_order"]),
@@ -566,7 +540,6 @@ class GraphSnapshot:
             ),
             passage_counts=a["passage_counts"],
             adjacency=adjacency,
-            transition=transition,
             strength=a["strength"],
             n_relation_edges=int(manifest["n_relation_edges"]),
             n_synonym_edges=int(manifest["n_synonym_edges"]),
@@ -574,6 +547,5 @@ class GraphSnapshot:
         if "walk_data" in a:
             n = n_phrases + n_passages
             graph._passage_strength = a["walk_strength"]
-            walk = _csr(a["walk_data"], a["walk_indices"], a["walk_indptr"], (n, n))
-            graph._passage_graph = (walk, np.asarray(graph._passage_strength == 0))
+            graph._passage_graph = _csr(a["walk_data"], a["walk_indices"], a["walk_indptr"], (n, n))
         return graph

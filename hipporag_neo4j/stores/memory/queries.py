@@ -149,11 +149,11 @@ def dense_passage_scores(
 
 def joined_ppr(joined: JoinedMatrix, reset: npt.NDArray[np.float64], walk: WalkParams) -> np.ndarray:
     """PPR on the joined graph from ``reset`` over its first rows (the enterprise nodes get none)."""
-    full = np.zeros(joined.transition.shape[0], dtype=np.float64)
+    full = np.zeros(joined.adjacency.shape[0], dtype=np.float64)
     full[: len(reset)] = reset
     if full.sum() <= 0:
         return np.zeros_like(reset)
     scores = forward_push(
-        joined.transition, joined.strength, full, walk.damping, walk.tolerance, walk.max_iterations
+        joined.adjacency, joined.strength, full, walk.damping, walk.tolerance, walk.max_iterations
     )
     return scores[: len(reset)]

@@ -1,6 +1,6 @@
-"""Carrying CSR matrices forward by the rows a write changed: the phrase graph's transition matrix and
-strengths, and HippoRAG 2's walk graph, recomputed only where a write touched them (every other row
-copied in runs), so a graph brought forward equals a rebuild bit for bit."""
+"""Carrying CSR matrices forward by the rows a write changed: the phrase graph's strengths, and HippoRAG
+2's walk graph and its strengths, made again only where a write touched them (every other row copied in
+runs), so a graph brought forward equals a rebuild bit for bit."""
 
 from __future__ import annotations
 
@@ -61,82 +61,50 @@ def spliced(
     return sp.csr_matrix((data, indices, indptr.astype(index_type)), shape=shape, copy=False)
 
 
-def _transition_rows(rows: sp.csr_matrix, strength: npt.NDArray[np.float64]) -> sp.csr_matrix | None:
-    """The rows of :func:`transition_matrix` whose adjacency rows are ``rows``, from every node's
-    ``strength`` (the same products, laid out the same way); None where an entry would be zero (the
-    product would drop it: rebuild instead)."""
-    inv = np.zeros_like(strength)
-    connected = strength != 0
-    inv[connected] = 1.0 / strength[connected]
-    values = rows.data * inv[rows.indices]
-    if not values.all():
-        return None
-    indptr = rows.indptr.astype(np.int64)
-    lengths = np.diff(indptr)
-    row_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    reverse = indptr[row_of] + indptr[row_of + 1] - 1 - np.arange(len(values), dtype=np.int64)
-    return sp.csr_matrix((values[reverse], rows.indices[reverse], indptr), shape=rows.shape, copy=False)
-
-
 def _distinct_rows(*parts: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     return np.unique(np.concatenate([np.asarray(p, dtype=np.int64) for p in parts]))
 
 
 @dataclass
 class Carry:
-    """What a snapshot carried forward by a write keeps of its base: the base's phrase graph,
-    transition and strengths, and the rows of the new phrase graph the write touched, so the new
-    transition matrix and strengths are the old ones with the changed rows recomputed (every other
-    row is the same, to the bit); likewise HippoRAG 2's walk graph when the base had built it."""
+    """What a snapshot carried forward by a write keeps of its base: the base's phrase graph and
+    strengths, and the rows of the new phrase graph the write touched, so the new strengths are the old
+    ones with the touched rows summed again (every other row is the same, to the bit); likewise HippoRAG
+    2's walk graph (adjacency and strengths) when the base had built it."""
 
     adjacency: sp.csr_matrix
-    transition: sp.csr_matrix
     strength: npt.NDArray[np.float64]
     touched: npt.NDArray[np.int64]
     walk: tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None = None
     n_passages: int = 0
 
 
-def carried_transition(
-    adjacency: sp.csr_matrix, carry: Carry
-) -> tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None:
-    """Transition matrix and strengths of the phrase graph ``adjacency``, from ``carry``'s: the rows
-    whose entries change (the touched ones and their neighbours) recomputed, the others kept; None when
-    the base's transition dropped an entry (then rebuild)."""
-    n, n_old = adjacency.shape[0], carry.transition.shape[0]
-    if carry.transition.nnz != carry.adjacency.nnz:
-        return None
+def carried_strength(adjacency: sp.csr_matrix, carry: Carry) -> npt.NDArray[np.float64]:
+    """Strengths of the phrase graph ``adjacency``, from ``carry``'s: the touched rows summed again."""
+    n, n_old = adjacency.shape[0], carry.adjacency.shape[0]
     strength = np.zeros(n, dtype=np.float64)
     strength[:n_old] = carry.strength
-    touched = carry.touched
-    if len(touched):
-        mine = adjacency[touched]
-        strength[touched] = node_strengths(mine)
-        changed = _distinct_rows(touched, mine.indices)
-    else:
-        changed = touched
-    rows = _transition_rows(adjacency[changed], strength)
-    if rows is None:
-        return None
-    return spliced(carry.transition, (n, n), [(0, n_old, 0)], changed, rows), strength
+    if len(carry.touched):
+        strength[carry.touched] = node_strengths(adjacency[carry.touched])
+    return strength
 
 
 def carried_walk(
     adjacency: sp.csr_matrix, mentions: sp.csr_matrix, carry: Carry
 ) -> tuple[sp.csr_matrix, npt.NDArray[np.float64]] | None:
-    """HippoRAG 2's walk graph (transition matrix and strengths, as :meth:`GraphSnapshot.passage_graph`
-    builds them from :func:`walk_adjacency`) of the new phrase graph ``adjacency`` and ``mentions``,
-    from the base's: rows of nodes whose edges or neighbours' strengths changed recomputed, the others
-    moved (new phrases come before the passages, so passage columns shift), nothing else rebuilt."""
+    """HippoRAG 2's walk graph (adjacency and strengths, as :meth:`GraphSnapshot.passage_graph` builds
+    them with :func:`walk_adjacency`) of the new phrase graph ``adjacency`` and ``mentions``, from the
+    base's: the rows of nodes whose edges changed made again, the others moved (new phrases come before
+    the passages, so passage columns shift), nothing else rebuilt."""
     if carry.walk is None:
         return None
-    old_transition, old_strength = carry.walk
+    old_walk, old_strength = carry.walk
     n, n_passages = adjacency.shape[0], mentions.shape[0]
     n_old, p_old = carry.adjacency.shape[0], carry.n_passages
-    if old_transition.shape[0] != n_old + p_old or old_transition.nnz != carry.adjacency.nnz + 2 * int(
+    if old_walk.shape[0] != n_old + p_old or old_walk.nnz != carry.adjacency.nnz + 2 * int(
         mentions.indptr[p_old]
     ):
-        return None  # not the base's walk, or its transition dropped an entry: rebuild
+        return None  # not the base's walk: rebuild
     k = n - n_old
     size = n + n_passages
     # phrases whose walk row changes: touched in the phrase graph, new, or mentioned by a new passage
@@ -157,8 +125,8 @@ def carried_walk(
             a0, a1 = int(adjacency.indptr[node]), int(adjacency.indptr[node + 1])
             old_passages: npt.NDArray[Any] = np.zeros(0, dtype=np.int64)
             if node < n_old:
-                o0, o1 = int(old_transition.indptr[node]), int(old_transition.indptr[node + 1])
-                columns = old_transition.indices[o0:o1]
+                o0, o1 = int(old_walk.indptr[node]), int(old_walk.indptr[node + 1])
+                columns = old_walk.indices[o0:o1]
                 old_passages = np.sort(columns[columns >= n_old]).astype(np.int64) + k
             fresh = by_phrase.indices[by_phrase.indptr[node] : by_phrase.indptr[node + 1]] + (n + p_old)
             parts_i += [adjacency.indices[a0:a1], old_passages, fresh]
@@ -188,9 +156,5 @@ def carried_walk(
         [old_strength[:n_old], np.zeros(k), old_strength[n_old:], np.zeros(n_passages - p_old)]
     )
     strength[touched] = node_strengths(mine)
-    changed = _distinct_rows(touched, mine.indices)
-    rows = _transition_rows(walk_rows(changed), strength)
-    if rows is None:
-        return None
     blocks = [(0, n_old, 0), (n_old, n_old + p_old, n)]
-    return spliced(old_transition, (size, size), blocks, changed, rows, shift=(n_old, k)), strength
+    return spliced(old_walk, (size, size), blocks, touched, mine, shift=(n_old, k)), strength

@@ -526,7 +526,7 @@ class ClientCopy:
         order = np.argsort(~relation, kind="stable")
         sources, targets, weights = sources[order], targets[order], weights[order]
         adjacency = canonical_adjacency(sources, targets, weights, n_relation, n_phrases)
-        # transition matrix and strengths as the embedded store's build computes them
+        # strengths as the embedded store's build computes them
         view.graph = GraphSnapshot.derived(
             phrases,
             StringTable.of(passage_list, searchable=True),
@@ -771,7 +771,7 @@ class ClientCopy:
             [(str(r["phrase_id"]), str(r["source"]), float(r["score"])) for r in rows if r["phrase_id"]],
             [(str(r["source"]), str(r["target"])) for r in rows if not r["phrase_id"]],
         )
-        base = graph.passage_adjacency() if with_passages else graph.adjacency
+        base = graph.passage_graph() if with_passages else graph.adjacency
         found = {p: graph.phrases.position(p) for p in {p for p, _, _ in edges.same_as}}
         joined = join_adjacency(base, {p: i for p, i in found.items() if i is not None}, edges)
         with self._load_lock:  # one version held

@@ -40,7 +40,7 @@ from hipporag_neo4j.stores.neo4j.client_copy import Dense, State, View
 log = logging.getLogger(__name__)
 
 #: The file layout; a file of another format is not used.
-FORMAT = 2  # 2: the sparse matrices' canonical-format flags
+FORMAT = 3  # 2: the sparse matrices' canonical-format flags; 3: the walk graph as its adjacency
 _PARTS = ("phrases", "phrase_vectors", "graph", "dense", "facts", "passage_total")
 
 

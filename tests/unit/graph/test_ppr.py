@@ -77,13 +77,12 @@ def test_forward_push_is_within_its_stated_bound_of_igraph(
     s, t, w = _random_graph(seed, n, m)
     n += 1  # node n has no edge: an isolated seed, whose mass goes back to the reset distribution
     adjacency = symmetric_adjacency(s, t, w, n)
-    transition, _ = transition_matrix(adjacency)
     strength = node_strengths(adjacency)
     reset = np.zeros(n)
     isolated = n - 1
     reset[[1, 5, 7, isolated]] = [1.0, 2.0, 0.5, 1.0]
     ref = _igraph_ppr(s, t, w, n, reset, damping)
-    ours = forward_push(transition, strength, reset, damping, epsilon)
+    ours = forward_push(adjacency, strength, reset, damping, epsilon)
     under = ref - ours
     z = 1.0 - damping * reset[isolated] / reset.sum()
     noise = 1e-10  # igraph's own accuracy (its PRPACK solver differs from exact by ~1e-12)
@@ -102,10 +101,9 @@ def test_forward_push_with_a_tiny_epsilon_is_exact() -> None:
     n, m = 2_000, 6_000
     s, t, w = _random_graph(3, n, m)
     adjacency = symmetric_adjacency(s, t, w, n)
-    transition, _ = transition_matrix(adjacency)
     reset = np.zeros(n)
     reset[[10, 20]] = 1.0
-    ours = forward_push(transition, node_strengths(adjacency), reset, 0.5, 1e-14)
+    ours = forward_push(adjacency, node_strengths(adjacency), reset, 0.5, 1e-14)
     assert np.abs(ours - _igraph_ppr(s, t, w, n, reset, 0.5)).max() < 1e-9
 
 
@@ -114,17 +112,15 @@ def test_forward_push_only_touches_the_seeds_neighbourhood() -> None:
     s = np.array([0, 1, 2, 3, 4])
     t = np.array([1, 2, 0, 4, 5])
     adjacency = symmetric_adjacency(s, t, np.ones(5), 6)
-    transition, _ = transition_matrix(adjacency)
-    scores = forward_push(transition, node_strengths(adjacency), np.array([1.0, 0, 0, 0, 0, 0]), 0.5, 1e-12)
+    scores = forward_push(adjacency, node_strengths(adjacency), np.array([1.0, 0, 0, 0, 0, 0]), 0.5, 1e-12)
     assert scores[3:].tolist() == [0.0, 0.0, 0.0]
     assert scores[:3].sum() == pytest.approx(1.0)
 
 
 def test_forward_push_empty_reset_is_an_error() -> None:
     adjacency = symmetric_adjacency(np.array([0]), np.array([1]), np.array([1.0]), 2)
-    transition, _ = transition_matrix(adjacency)
     with pytest.raises(ValueError, match="empty"):
-        forward_push(transition, node_strengths(adjacency), np.zeros(2), 0.5)
+        forward_push(adjacency, node_strengths(adjacency), np.zeros(2), 0.5)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -159,12 +155,11 @@ def test_factorised_ppr_needs_a_damping_below_one_and_a_seed() -> None:
 def test_forward_push_gathers_a_round_in_pieces_with_the_same_scores(n: int, m: int, max_gather: int) -> None:
     s, t, w = _random_graph(4, n, m)
     adjacency = symmetric_adjacency(s, t, w, n)
-    transition, _ = transition_matrix(adjacency)
     strength = node_strengths(adjacency)
     reset = np.zeros(n)
     reset[[1, 5, 7]] = [1.0, 2.0, 0.5]
-    whole = forward_push(transition, strength, reset, 0.5, 1e-7)
-    pieces = forward_push(transition, strength, reset, 0.5, 1e-7, max_gather=max_gather)
+    whole = forward_push(adjacency, strength, reset, 0.5, 1e-7)
+    pieces = forward_push(adjacency, strength, reset, 0.5, 1e-7, max_gather=max_gather)
     assert np.abs(pieces - whole).max() <= 1e-15  # the same sums, grouped differently
     ref = _igraph_ppr(s, t, w, n, reset, 0.5)
     assert (ref - pieces >= -1e-10).all() and (ref - pieces <= 1e-7 * strength / 1.0 + 1e-10).all()

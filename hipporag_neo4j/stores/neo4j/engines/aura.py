@@ -117,7 +117,7 @@ class AuraPpr(LocalPpr):
         version: int,
     ) -> Scores:
         kind = "passages" + (f".{join_infix(join)[:-1]}" if join is not None else "")
-        adjacency = joined.adjacency if joined is not None else graph.passage_adjacency()
+        adjacency = joined.adjacency if joined is not None else graph.passage_graph()
         return self._or_local(
             lambda: self._in_session(kind, version, adjacency, reset, walk),
             lambda: IN_PROCESS.walk_scores(graph, lock, reset, walk, joined, join, version),
