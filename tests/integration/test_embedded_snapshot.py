@@ -528,6 +528,9 @@ def test_string_table_find_all_and_extended_agree_with_a_table_built_whole(fixed
     asked = [*values[::7], "absent", make(999), "", "phrase-0000000", "phrase-000000000"]
     assert grown.find_all(asked) == [whole.find(v) for v in asked]
     assert base.find_all(values[250:260]) == [None] * 10
+    # one value asked of 300 strings: searched by itself, with the same answers
+    for one in (values[5], values[250], "absent", make(999)):
+        assert grown.find_all([one]) == [whole.find(one)]
 
 
 def test_the_log_keeps_only_the_rows_from_the_newest_persisted_snapshot_on(
