@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# bench_after_write.py for several checkouts of the package side by side on one embedded store,
+# interleaved (the order rotates per round). Each side is a git worktree put first on PYTHONPATH.
+# Used for benchmarks/results/walk_cache_and_carry.md.
+#
+#   benchmarks/ab_after_write.sh SIZE WORKDIR ROUNDS WORKTREE...
+#   e.g. benchmarks/ab_after_write.sh L /work/scaleL 2 /work/wt/old /work/wt/new
+#
+# WORKDIR holds the store the scale suite built (scale-suite --size SIZE --store embedded --keep
+# --workdir WORKDIR). Two checkouts whose snapshot formats differ each rebuild the snapshot when they
+# open the store (and so does every open after the previous run's delete): "open+first" is not compared.
+set -euo pipefail
+SIZE=$1; WORKDIR=$2; ROUNDS=$3; shift 3
+SIDES=("$@")
+HERE="$(cd "$(dirname "$0")" && pwd)"
+for r in $(seq 1 "$ROUNDS"); do
+  n=${#SIDES[@]}
+  for k in $(seq 0 $((n - 1))); do
+    side=${SIDES[$(((k + r - 1) % n))]}
+    echo "== round=$r side=$side commit=$(git -C "$side" rev-parse --short HEAD) load=$(cut -d' ' -f1-3 /proc/loadavg) $(date -u +%T)"
+    (cd "$HERE" && PYTHONPATH="$side" python bench_after_write.py --size "$SIZE" --workdir "$WORKDIR" \
+      --questions "${QUESTIONS:-10}")
+  done
+done
