@@ -449,6 +449,25 @@ class ClientCopy:
             raise StoreError(f"{absent} nodes of namespace {self.namespace!r} have no embedding")
         return out
 
+    def _present_vectors(
+        self, tx: CypherTransaction, query: str, ids: list[str], dim: int
+    ) -> tuple[list[str], Matrix]:
+        """The ids of ``ids`` that still have a vector, in order, and their vectors, read a batch at a time
+        straight into their rows (a node deleted since its id was read is left out); the matrix is
+        copied only to drop such rows (at L the passages' is 184 MB: held once, not once per batch and
+        again stacked)."""
+        out = np.empty((len(ids), dim), dtype=np.float32)
+        present = np.zeros(len(ids), dtype=np.bool_)
+        for start in range(0, len(ids), VECTOR_BATCH):
+            at = {ids[k]: k for k in range(start, min(start + VECTOR_BATCH, len(ids)))}
+            for found, matrix in self._batches(tx, query, list(at), dim):
+                rows = [at[i] for i in found]
+                out[rows] = matrix
+                present[rows] = True
+        if present.all():
+            return ids, out
+        return [i for i, kept in zip(ids, present.tolist(), strict=True) if kept], out[present]
+
     def _read_phrases(self, tx: CypherTransaction, view: View) -> None:
         self._count("phrases")
         row = tx.run("client_phrases", namespace=self.namespace, plain=True)[0]
@@ -472,11 +491,8 @@ class ClientCopy:
         found = tx.run("client_passage_ids", namespace=self.namespace, plain=True)[0]
         # by the version that wrote each, then id: where a copy carried forward by that write put it
         order = [str(found["ids"][i]) for i in _written_order(found)]
-        held: dict[str, Vector] = {}
         # a passage deleted since its id was read is left out (a commit in between: _read reads again)
-        self._read_vectors(tx, "client_vectors_passage", order, held, dim)
-        ids = [i for i in order if i in held]
-        vectors = np.stack([held[i] for i in ids]) if ids else np.zeros((0, dim), dtype=np.float32)
+        ids, vectors = self._present_vectors(tx, "client_vectors_passage", order, dim)
         view.dense = Dense(StringTable.of(ids, searchable=True), vectors)
 
     def _read_graph(self, tx: CypherTransaction, view: View, *, strict: bool = True) -> bool:
