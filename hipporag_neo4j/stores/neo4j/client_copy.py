@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from hipporag_neo4j.errors import StoreError
@@ -425,11 +426,26 @@ class ClientCopy:
         for found, matrix in self._batches(tx, query, [i for i in ids if i not in held], dim):
             held.update(zip(found, matrix, strict=True))
 
+    def _fill(
+        self, tx: CypherTransaction, query: str, ids: list[str], positions: Sequence[int], out: Matrix
+    ) -> npt.NDArray[np.bool_]:
+        """Read the vectors of ``ids[k]`` for ``k`` in ``positions`` a batch at a time straight into
+        ``out[k]`` (no second copy of them while reading); which rows were found (a node without a
+        vector, or deleted since its id was read, is not)."""
+        found_rows = np.zeros(len(ids), dtype=np.bool_)
+        for start in range(0, len(positions), VECTOR_BATCH):  # a dict of one batch's ids, not of them all
+            at = {ids[k]: k for k in positions[start : start + VECTOR_BATCH]}
+            for found, matrix in self._batches(tx, query, list(at), out.shape[1]):
+                rows = [at[i] for i in found]
+                out[rows] = matrix
+                found_rows[rows] = True
+        return found_rows
+
     def _vectors(
         self, tx: CypherTransaction, query: str, ids: list[str], held: dict[str, Vector], dim: int
     ) -> Matrix:
-        """The vectors of ``ids`` in order: the ``held`` ones copied, the others read a batch at a time
-        straight into their rows (no second copy of them while reading); every one must exist."""
+        """The vectors of ``ids`` in order: the ``held`` ones copied, the others read into their rows
+        (:meth:`_fill`); every one must exist."""
         out = np.empty((len(ids), dim), dtype=np.float32)
         missing: list[int] = []
         for k, vector_id in enumerate(ids):
@@ -438,13 +454,7 @@ class ClientCopy:
                 missing.append(k)
             else:
                 out[k] = vector
-        absent = 0
-        for start in range(0, len(missing), VECTOR_BATCH):  # a dict of one batch's ids, not of them all
-            at = {ids[k]: k for k in missing[start : start + VECTOR_BATCH]}
-            absent += len(at)
-            for found, matrix in self._batches(tx, query, list(at), dim):
-                out[[at[i] for i in found]] = matrix
-                absent -= len(found)
+        absent = len(missing) - int(self._fill(tx, query, ids, missing, out).sum())
         if absent:
             raise StoreError(f"{absent} nodes of namespace {self.namespace!r} have no embedding")
         return out
@@ -452,18 +462,11 @@ class ClientCopy:
     def _present_vectors(
         self, tx: CypherTransaction, query: str, ids: list[str], dim: int
     ) -> tuple[list[str], Matrix]:
-        """The ids of ``ids`` that still have a vector, in order, and their vectors, read a batch at a time
-        straight into their rows (a node deleted since its id was read is left out); the matrix is
-        copied only to drop such rows (at L the passages' is 184 MB: held once, not once per batch and
-        again stacked)."""
+        """The ids of ``ids`` that still have a vector, in order, and their vectors read into their rows
+        (:meth:`_fill`; a node deleted since its id was read is left out); the matrix is copied only to
+        drop such rows (at L the passages' is 184 MB: held once, not once per batch and again stacked)."""
         out = np.empty((len(ids), dim), dtype=np.float32)
-        present = np.zeros(len(ids), dtype=np.bool_)
-        for start in range(0, len(ids), VECTOR_BATCH):
-            at = {ids[k]: k for k in range(start, min(start + VECTOR_BATCH, len(ids)))}
-            for found, matrix in self._batches(tx, query, list(at), dim):
-                rows = [at[i] for i in found]
-                out[rows] = matrix
-                present[rows] = True
+        present = self._fill(tx, query, ids, range(len(ids)), out)
         if present.all():
             return ids, out
         return [i for i, kept in zip(ids, present.tolist(), strict=True) if kept], out[present]
