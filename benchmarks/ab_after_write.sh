@@ -11,14 +11,11 @@
 # open the store (and so does every open after the previous run's delete): "open+first" is not compared.
 set -euo pipefail
 SIZE=$1; WORKDIR=$2; ROUNDS=$3; shift 3
-SIDES=("$@")
 HERE="$(cd "$(dirname "$0")" && pwd)"
-for r in $(seq 1 "$ROUNDS"); do
-  n=${#SIDES[@]}
-  for k in $(seq 0 $((n - 1))); do
-    side=${SIDES[$(((k + r - 1) % n))]}
-    echo "== round=$r side=$side commit=$(git -C "$side" rev-parse --short HEAD) load=$(cut -d' ' -f1-3 /proc/loadavg) $(date -u +%T)"
-    (cd "$HERE" && PYTHONPATH="$side" python bench_after_write.py --size "$SIZE" --workdir "$WORKDIR" \
-      --questions "${QUESTIONS:-10}")
-  done
-done
+. "$HERE/ab_rotate.sh"
+one() {  # ROUND SIDE
+  echo "== round=$1 side=$2 commit=$(git -C "$2" rev-parse --short HEAD) load=$(cut -d' ' -f1-3 /proc/loadavg) $(date -u +%T)"
+  (cd "$HERE" && PYTHONPATH="$2" python bench_after_write.py --size "$SIZE" --workdir "$WORKDIR" \
+    --questions "${QUESTIONS:-10}")
+}
+rotate "$ROUNDS" one "$@"

@@ -11,17 +11,15 @@
 # (python benchmarks/run.py scale-suite --size SIZE --store neo4j --uri ... --keep).
 set -euo pipefail
 SIZE=$1; ROUNDS=$2; Q=$3; shift 3
-SIDES=("$@")
 HERE="$(cd "$(dirname "$0")" && pwd)"
-for r in $(seq 1 "$ROUNDS"); do
-  n=${#SIDES[@]}
-  for k in $(seq 0 $((n - 1))); do
-    side=${SIDES[$(((k + r - 1) % n))]}
-    W=$(mktemp -d)
-    out=$(cd "$HERE" && PYTHONPATH="$side" /usr/bin/time -f "maxrss_kb=%M wall=%e" python bench_scale_suite.py \
-      --child-cold --size "$SIZE" --store neo4j --workdir "$W" --engines local --query "$Q" \
-      --uri "$HIPPORAG_NEO4J_URI" 2>&1 | tail -2 | tr '\n' ' ')
-    rm -rf "$W"
-    echo "round=$r side=$(basename "$side") commit=$(git -C "$side" rev-parse --short HEAD) load=$(cut -d' ' -f1 /proc/loadavg) $out"
-  done
-done
+. "$HERE/ab_rotate.sh"
+one() {  # ROUND SIDE
+  local W out
+  W=$(mktemp -d)
+  out=$(cd "$HERE" && PYTHONPATH="$2" /usr/bin/time -f "maxrss_kb=%M wall=%e" python bench_scale_suite.py \
+    --child-cold --size "$SIZE" --store neo4j --workdir "$W" --engines local --query "$Q" \
+    --uri "$HIPPORAG_NEO4J_URI" 2>&1 | tail -2 | tr '\n' ' ')
+  rm -rf "$W"
+  echo "round=$1 side=$(basename "$2") commit=$(git -C "$2" rev-parse --short HEAD) load=$(cut -d' ' -f1 /proc/loadavg) $out"
+}
+rotate "$ROUNDS" one "$@"
