@@ -286,6 +286,35 @@ def test_a_writer_keeps_appending_to_a_mapped_phrase_index(tmp_path: Path) -> No
     )
 
 
+def test_a_query_reading_a_version_is_not_changed_by_a_write_of_the_same_store_object(
+    tmp_path: Path,
+) -> None:
+    """The writer appends its new phrases to the phrase index it holds, which the version a query is
+    still reading shares: that version's walks and rankings keep its own phrase count."""
+    store = _open(tmp_path / "store", persist=False)
+    _index(store, FIRST)
+    seeds = {make_phrase_id(n): 1.0 for n in ("thomas", "harvard")}
+    walk = WalkParams(0.5, 200, 1e-10)
+    view = store.view()  # a query in flight on this version
+    for _ in range(memory_graph.FACTORISE_AFTER_QUERIES + 1):  # past the switch to the exact solve
+        before = (
+            view.passage_node_scores(seeds, {"p1": 0.5}, walk, 10, 3),
+            view.graph_passage_scores(seeds, walk, 10, 3),
+            view.personalized_pagerank(seeds, walk),
+        )
+    phrases, records = _records(ALL - FIRST)
+    store.write_passages(phrases, records)
+    one_passage(store, 1)
+    new_seed = {**seeds, "phrase-new-1": 1.0}  # a phrase of the write: unknown to this version
+    after = (
+        view.passage_node_scores(new_seed, {"p1": 0.5}, walk, 10, 3),
+        view.graph_passage_scores(new_seed, walk, 10, 3),
+        view.personalized_pagerank(seeds, walk),
+    )
+    assert after == before
+    assert store.view().passage_node_scores(new_seed, {"p1": 0.5}, walk, 10, 3) != before[0]
+
+
 def test_string_table_lookup_and_append() -> None:
     words = ["b", "ä", "a", "", "ab", "phrase-ff", "phrase-0"]
     table = StringTable.of(words, searchable=True)

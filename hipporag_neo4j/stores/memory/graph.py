@@ -269,12 +269,18 @@ class GraphSnapshot:
     ppr_queries: dict[str, int] = field(default_factory=dict, repr=False)
 
     @property
+    def n_phrases(self) -> int:
+        """This version's phrases: the rows of its graph. Not ``len(phrases.ids)``: a writer appends its
+        new phrases to the phrase index it holds, which a version a query is still reading shares."""
+        return int(self.adjacency.shape[0])
+
+    @property
     def dangling(self) -> npt.NDArray[np.bool_]:
         return np.asarray(self.strength == 0)
 
     def phrase_reset(self, seeds: dict[str, float]) -> npt.NDArray[np.float64]:
         """The reset vector over the phrase graph (positive weights only; unknown ids are left out)."""
-        reset = np.zeros(len(self.phrases.ids), dtype=np.float64)
+        reset = np.zeros(self.n_phrases, dtype=np.float64)
         for phrase_id, weight in seeds.items():
             position = self.phrases.position(phrase_id)
             if position is not None and position < len(reset) and weight > 0:
@@ -379,11 +385,11 @@ class GraphSnapshot:
         self, phrase_seeds: dict[str, float], passage_seeds: Mapping[str, float]
     ) -> npt.NDArray[np.float64]:
         """The reset vector of HippoRAG 2's walk over phrases then passages (positive weights only)."""
-        n_phrases = len(self.phrases.ids)
+        n_phrases = self.n_phrases
         reset = np.zeros(n_phrases + len(self.passage_ids), dtype=np.float64)
         for phrase_id, weight in phrase_seeds.items():
             position = self.phrases.position(phrase_id)
-            if position is not None and weight > 0:
+            if position is not None and position < n_phrases and weight > 0:
                 reset[position] += weight
         if same_table(passage_seeds, self.passage_ids):  # positions in this snapshot: no lookup by id
             passage_seeds.add_to(reset, n_phrases)
@@ -420,7 +426,7 @@ class GraphSnapshot:
     ) -> PassageScores:
         """HippoRAG 2's passage score, the passage node's own PPR (``ppr`` over phrases then passages),
         best first, each with its mentioned phrases of highest PPR (worked out when first read)."""
-        n_phrases = len(self.phrases.ids)
+        n_phrases = self.n_phrases
         scores = ppr[n_phrases:]
         order = top_positions(scores, limit)
         order = order[scores[order] > 0]
