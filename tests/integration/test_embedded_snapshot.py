@@ -19,8 +19,9 @@ from hipporag_neo4j.common.text import make_phrase_id
 from hipporag_neo4j.stores.base import WalkParams
 from hipporag_neo4j.stores.embedded import EmbeddedStore, snapshot, snapshot_cache, snapshot_files
 from hipporag_neo4j.stores.memory import graph as memory_graph
-from hipporag_neo4j.stores.memory import spare_rows
+from hipporag_neo4j.stores.memory import rows, spare_rows, strings
 from hipporag_neo4j.stores.memory.graph import GraphSnapshot
+from hipporag_neo4j.stores.memory.recycled import Recycler
 from hipporag_neo4j.stores.memory.strings import StringTable
 from tests.support.embedded_writes import one_passage
 from tests.support.store_corpus import CORPUS, EMB, _index, _records
@@ -470,6 +471,36 @@ def test_a_snapshot_brought_forward_equals_a_rebuild_bit_for_bit(
     assert np.any(graph.adjacency.data != np.round(graph.adjacency.data)) and graph.n_synonym_edges > 0
 
 
+def test_carries_reuse_the_arrays_of_versions_nobody_reads_and_never_those_of_one_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every array of the carry from the pool (``recycled``; at this size it would use none): each version
+    still equals a rebuild, buffers are reused once no version reads them, and a snapshot a reader still
+    holds keeps its arrays while the writer carries on."""
+    pool = Recycler(min_bytes=0)
+    monkeypatch.setattr(rows, "ARRAYS", pool)
+    held: GraphSnapshot | None = None
+    kept: dict[str, np.ndarray] = {}
+    for i, store in enumerate(_random_history(tmp_path / "store", rounds=5, seed=3)):
+        served = _served(store)
+        rebuilt = _rebuilt(store)
+        for name in served:
+            assert np.array_equal(served[name], rebuilt[name]), name
+        del served, rebuilt
+        if i == 3:  # a query still reading this version while later writes are carried
+            held = store.cache.graph()
+            kept = _graph_arrays(held)
+    assert store.cache.snapshot_carries == 9 and pool.reused > 0
+    assert held is not None and held is not store.cache.graph()
+    for name, array in _graph_arrays(held).items():
+        assert np.array_equal(array, kept[name]), name
+
+
+def _graph_arrays(graph: GraphSnapshot) -> dict[str, np.ndarray]:
+    """Copies of a version's graph arrays (not its phrase table: the writer's index, which grows)."""
+    return {k: v.copy() for k, v in graph.arrays()[0].items() if not k.startswith("phrase_")}
+
+
 def test_a_delete_or_a_gap_in_the_log_means_a_rebuild_not_a_delta(tmp_path: Path) -> None:
     path = tmp_path / "store"
     store = _open(path)
@@ -545,15 +576,23 @@ def test_a_crash_inside_bringing_the_snapshot_forward_never_serves_a_torn_one(
     assert want_first == _reads(first)
 
 
+@pytest.mark.parametrize("pooled", [True, False])
 @pytest.mark.parametrize("fixed", [True, False])
-def test_string_table_find_all_and_extended_agree_with_a_table_built_whole(fixed: bool) -> None:
+def test_string_table_find_all_and_extended_agree_with_a_table_built_whole(
+    fixed: bool, pooled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = Recycler(min_bytes=0 if pooled else 1 << 30)
+    monkeypatch.setattr(strings, "ARRAYS", pool)
     rng = np.random.default_rng(3)
     make = (lambda i: f"phrase-{i:08x}") if fixed else (lambda i: f"p{i}" + "x" * (i % 3))
     values = [make(int(i)) for i in rng.permutation(300)]
     base = StringTable.of(values[:200], searchable=True)
-    grown = base.extended(values[200:])
+    for cut in (298, 299, 300):  # extended again and again: the buffers of dropped tables come back
+        grown = base.extended(values[200:cut])
+    assert pool.reused == (3 if pooled else 0)
     whole = StringTable.of(values, searchable=True)
     assert list(grown) == values and np.array_equal(grown.order, whole.order)
+    assert all(np.array_equal(a, b) for a, b in zip(grown.arrays(), whole.arrays(), strict=True))
     asked = [*values[::7], "absent", make(999), "", "phrase-0000000", "phrase-000000000"]
     assert grown.find_all(asked) == [whole.find(v) for v in asked]
     assert base.find_all(values[250:260]) == [None] * 10

@@ -12,6 +12,7 @@ import numpy.typing as npt
 import scipy.sparse as sp
 
 from hipporag_neo4j.graph.ppr import node_strengths
+from hipporag_neo4j.stores.memory.recycled import ARRAYS
 
 
 def spliced(
@@ -26,7 +27,8 @@ def spliced(
     order and whose other rows are ``old``'s, moved by ``blocks`` (old start, old stop, new start; a
     row in no block is empty), their column indices at or above ``shift[0]`` raised by ``shift[1]``.
     Runs of kept rows are copied whole, so a write's few changed rows cost a copy of the arrays, not a
-    rebuild. Index arrays are int32 where they fit (as :func:`_compact`)."""
+    rebuild. Index arrays are int32 where they fit (as :func:`_compact`); ``indices`` and ``data`` come
+    from :data:`.recycled.ARRAYS`."""
     n_rows = shape[0]
     old_lengths = np.diff(old.indptr)
     lengths = np.zeros(n_rows, dtype=np.int64)
@@ -38,8 +40,9 @@ def spliced(
     np.cumsum(lengths, out=indptr[1:])
     nnz = int(indptr[-1])
     index_type = np.int32 if nnz < 2**31 and max(shape) < 2**31 else np.int64
-    indices: npt.NDArray[Any] = np.empty(nnz, dtype=index_type)
-    data = np.empty(nnz, dtype=old.data.dtype)
+    # the arrays of a version two carries back, when nothing reads it any more (no fresh pages to fault in)
+    indices: npt.NDArray[Any] = ARRAYS.empty(nnz, index_type)
+    data = ARRAYS.empty(nnz, old.data.dtype)
     for start, stop, at in blocks:
         lo, hi = np.searchsorted(rows, [at, at + stop - start])
         first = at  # the next kept row (new position)
@@ -51,7 +54,7 @@ def spliced(
                 data[target] = old.data[source]
                 if shift is not None and shift[1]:
                     moved = indices[target]
-                    moved[moved >= shift[0]] += shift[1]
+                    np.add(moved, shift[1], out=moved, where=moved >= shift[0])
             first = cut + 1
     if len(rows):
         at_rows = np.arange(replacement.nnz, dtype=np.int64)
