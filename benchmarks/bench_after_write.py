@@ -4,8 +4,9 @@ with no walk result kept (``harness.TIMED_RETRIEVAL``: every pass times the walk
 
 Prints, one line each: the open + first query, the p50 of each of ``--passes`` passes over ``--questions``
 questions, and for each of ``--writes`` one-passage writes (deleted again at the end) the write's seconds
-and the first ``hipporag2`` query's after it; then three more queries. ``--profile`` prints cProfile's
-cumulative top 40 of the second write's first query. Side by side with another checkout:
+and the first ``hipporag2`` query's after it (``--pause``: seconds idle before each write); then three more
+queries. ``--profile`` prints cProfile's cumulative top 40 of the second write's first query. Side by side
+with another checkout:
 ``benchmarks/ab_after_write.sh`` (used for benchmarks/results/walk_cache_and_carry.md)::
 
     python benchmarks/bench_after_write.py --size L --workdir /work/scaleL [--questions 10] [--profile]
@@ -35,6 +36,9 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--writes", type=int, default=3)
+    parser.add_argument(
+        "--pause", type=float, default=0.0, help="seconds idle before each write (a user's writes are spaced)"
+    )
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     suite = argparse.Namespace(store="embedded", size=args.size, workdir=args.workdir)
@@ -55,6 +59,7 @@ def main() -> None:
     for n in range(args.writes):
         doc = args.workdir / f"after_write_{args.size}_{n}.json"
         doc.write_text(json.dumps({"docs": [one_passage_doc(200 + n, 0)]}))
+        time.sleep(args.pause)
         start = time.perf_counter()
         written += memory.index_openie(doc).indexed
         write_s = time.perf_counter() - start
