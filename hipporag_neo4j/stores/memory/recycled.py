@@ -1,11 +1,13 @@
-"""Large arrays handed out again once nothing refers to them: the carry's CSR arrays.
+"""Large arrays handed out again once nothing refers to them: the carry's CSR arrays and id tables.
 
-Carrying a graph version forward by a write copies its CSR arrays into new ones (``rows.spliced``): at
-1M phrases ~230 MB per write. A new array of that size is fresh memory from the kernel (malloc maps
-anything over 32 MiB on its own), so the copy pays a page fault per page, and with transparent huge pages
-sometimes a compaction: the same splice took 5 ms or 60 ms at 1M entries depending on the pages it got,
-and the copy itself is a few ms. The version before the base is dropped once a newer one is served, so
-its arrays, the same size give or take a write, are free again two carries later: they are reused here.
+Carrying a graph version forward by a write copies its CSR arrays and id tables into new ones
+(``rows.spliced``, ``StringTable.extended``): at 1M phrases ~300 MB per write. An array of that size is
+new memory from the kernel (malloc maps anything over 32 MiB on its own), and new memory can cost far more
+than the copy: on a VM that hands free pages back to its host, memory freed a few seconds earlier cost
+0.2 s per 96 MB to touch again, against 0.008 s right after it was freed
+(benchmarks/results/carry_memory_and_push.md). The version before the base is dropped once a newer one is
+served, so its arrays, the same size give or take a write, are free again two carries later: they are
+reused here, and memory the process holds is never handed back in between.
 
 A buffer is reused only when nothing but this pool refers to it: every array handed out is a view whose
 ``base`` is the buffer, so the buffer's reference count says whether any view (a snapshot, a query still
