@@ -185,14 +185,19 @@ def forward_push(
         ends = np.cumsum(lengths)
         cuts = np.searchsorted(ends, np.arange(max_gather, work, max_gather), side="left") + 1
         bounds = np.unique(np.concatenate(([0], cuts, [len(active)])))
-        wide = work > n // 8  # a round reaching much of the graph
-        pieces = []
-        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-            if wide:
+        pieces = list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+        if work > n // 8:  # a round reaching much of the graph
+            for a, b in pieces:
                 # the rows sliced and summed by scipy's C loops: per neighbour, the products added in the
                 # order a gather's bincount adds them (the same sums), at about half its cost
                 residual += adjacency[active[a:b]].T @ share[a:b]
-                continue
+            # the same nodes as the touched ones over the threshold (a node this round did not touch was
+            # pushed, so holds 0, or was below it), in the same order, found by one pass over every node
+            # instead of sorting the millions of neighbours gathered (a fifth of the walk at 1M phrases)
+            active = np.flatnonzero(residual > threshold)
+            continue
+        touched = []
+        for a, b in pieces:
             piece = lengths[a:b]
             edges = int(ends[b - 1] - (ends[a - 1] if a else 0))
             offsets = np.arange(edges) + np.repeat(starts[a:b] - (np.cumsum(piece) - piece), piece)
@@ -201,15 +206,9 @@ def forward_push(
             del offsets
             values *= np.repeat(share[a:b], piece)
             np.add.at(residual, neighbours, values)
-            pieces.append(_distinct(neighbours))
+            touched.append(_distinct(neighbours))
             del values
-        if wide:
-            # the same nodes as the touched ones over the threshold (a node this round did not touch was
-            # pushed, so holds 0, or was below it), in the same order, found by one pass over every node
-            # instead of sorting the millions of neighbours gathered (a fifth of the walk at 1M phrases)
-            active = np.flatnonzero(residual > threshold)
-            continue
-        candidates = pieces[0] if len(pieces) == 1 else _distinct(np.concatenate(pieces))
+        candidates = touched[0] if len(touched) == 1 else _distinct(np.concatenate(touched))
         active = candidates[residual[candidates] > threshold[candidates]]
     result: FloatArray = estimate / total
     return result

@@ -81,11 +81,6 @@ class Recycler:
         for i in reversed(free[: max(len(free) - self.keep_free, 0)]):
             del self._buffers[i]
 
-    @property
-    def held_bytes(self) -> int:
-        with self._lock:
-            return sum(b.nbytes for b in self._buffers)
-
 
 #: the process's pool (the carries of every store in it; one lineage per store, so few sizes)
 ARRAYS = Recycler()
