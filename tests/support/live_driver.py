@@ -84,7 +84,9 @@ class _Session:
 
     def begin_transaction(self, **kw: Any) -> _Transaction:
         self._owner.next_tx += 1
-        return _Transaction(self._owner, self._session.begin_transaction(**kw), self._owner.next_tx, self._access_mode)
+        return _Transaction(
+            self._owner, self._session.begin_transaction(**kw), self._owner.next_tx, self._access_mode
+        )
 
     def run(self, query: str, parameters: dict[str, Any] | None = None, **kw: Any) -> _Result:
         """An auto-commit transaction (``CALL ... IN TRANSACTIONS`` statements)."""
@@ -152,7 +154,9 @@ class RecordingDriver:
 def recorded_store(settings: Neo4jSettings, model: str, dim: int) -> tuple[Neo4jStore, RecordingDriver]:
     """A live store opened through a :class:`RecordingDriver` (the calls of ``open`` are cleared)."""
     auth = (settings.user, settings.password.get_secret_value())
-    driver = RecordingDriver(open_driver(settings.uri or "", auth, warn_notifications=settings.warn_notifications))
+    driver = RecordingDriver(
+        open_driver(settings.uri or "", auth, warn_notifications=settings.warn_notifications)
+    )
     store = Neo4jStore(settings, driver=driver)  # type: ignore[arg-type]
     store.open(model, dim)
     driver.calls.clear()

@@ -408,16 +408,16 @@ class ClientCopy:
         self, tx: CypherTransaction, query: str, ids: Sequence[str], dim: int
     ) -> Iterator[tuple[list[str], Matrix]]:
         """The vectors of ``ids`` read ``VECTOR_BATCH`` ids per round trip: per returned row, the ids
-        that have one (a node without one, or gone, is left out) and their matrix."""
+        that have one (a node without one, or gone, is left out by the statement) and their matrix."""
         for start in range(0, len(ids), VECTOR_BATCH):
             for row in tx.run(
                 query, namespace=self.namespace, ids=list(ids[start : start + VECTOR_BATCH]), plain=True
             ):
-                pairs = [
-                    (str(i), v) for i, v in zip(row["ids"], row["vectors"], strict=True) if v is not None
-                ]
-                if pairs:
-                    yield [i for i, _ in pairs], _matrix([v for _, v in pairs], dim)
+                found, vectors = row["ids"], row["vectors"]
+                if len(found) != len(vectors):  # rows paired by position: never pair them shifted
+                    raise StoreError(f"{query} returned {len(found)} ids and {len(vectors)} vectors")
+                if found:
+                    yield [str(i) for i in found], _matrix(vectors, dim)
 
     def _read_vectors(
         self, tx: CypherTransaction, query: str, ids: Sequence[str], held: dict[str, Vector], dim: int
