@@ -1,10 +1,10 @@
 """The Neo4j side of linking without a server: which statements run, with which parameters, in which
 transactions (the recorded-result fake driver); the statements themselves are linted in
-test_cypher_lint.py and run against a server in test_linking.py's Neo4j tests."""
+test_cypher_lint.py and run against a server in test_linking.py's Neo4j tests; retrieval over the joined
+graph, on every engine, is tests/neo4j/test_neo4j_joined_live.py."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -13,14 +13,7 @@ from hipporag_neo4j.errors import InputError
 from hipporag_neo4j.linking.model import SameAs
 from hipporag_neo4j.linking.neo4j import Neo4jEnterpriseGraph
 from hipporag_neo4j.settings import Neo4jSettings
-from hipporag_neo4j.stores.base import GraphJoin, PassageScore, WalkParams
-from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
-from hipporag_neo4j.stores.neo4j.engines import AuraPpr, GdsPpr, LocalPpr, PprEngine
-from hipporag_neo4j.stores.neo4j.projection import ProjectionCatalog, ProjectionKind, join_infix
-from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 from hipporag_neo4j.stores.neo4j.store import Neo4jStore
-from tests.support.aura_fakes import FakeSessions
-from tests.support.neo4j_emulation import FakeGraph, FakeServer
 from tests.support.neo4j_fake import FakeDriver
 
 pytestmark = pytest.mark.unit
@@ -115,85 +108,3 @@ def test_bad_identifiers_never_reach_the_server() -> None:
         with pytest.raises(InputError, match="not a plain identifier"):
             call()
     assert driver.calls == []
-
-
-# --- retrieval over the joined graph, on every engine (the emulated server of neo4j_fake) -------------
-
-NS = "kb"
-JOIN = GraphJoin(("SUBSIDIARY_OF",))
-
-
-def joined_server() -> tuple[FakeServer, dict[str, int]]:
-    """Three passages as in test_linking; Acme (a Customer) SUBSIDIARY_OF Globex (a Company), both linked;
-    Initech linked to a Customer with no relationship of that type (it must stay out of reach)."""
-    g = FakeGraph()
-    passages = {"acme": ("acme robotics", "ohio"), "globex": ("globex holdings", "record profits"),
-                "initech": ("initech", "new cfo")}  # fmt: skip
-    for passage, (subject, obj) in passages.items():
-        g.phrase(NS, subject)
-        g.phrase(NS, obj)
-        g.passage(NS, passage)
-        g.mention(NS, passage, subject, 1)
-        g.mention(NS, passage, obj, 1)
-        g.relation(NS, subject, obj, 1.0)
-    nodes = {"c1": g.own_node("Customer", "Acme Robotics"), "p1": g.own_node("Company", "Globex Holdings"),
-             "c2": g.own_node("Customer", "Initech"), "x": g.own_node("Company", "Elsewhere")}  # fmt: skip
-    g.link(NS, "acme robotics", nodes["c1"], 1.0)
-    g.link(NS, "globex holdings", nodes["p1"], 1.0)
-    g.link(NS, "initech", nodes["c2"], 0.95)
-    g.owned += [(nodes["c1"], "SUBSIDIARY_OF", nodes["p1"]), (nodes["c2"], "KNOWS", nodes["p1"]),
-                (nodes["x"], "SUBSIDIARY_OF", nodes["x"])]  # fmt: skip
-    return FakeServer(g), nodes
-
-
-SESSIONS = FakeSessions()  # an Aura Graph Analytics session manager (test_neo4j_aura's fake)
-
-
-def engines(srv: FakeServer) -> dict[str, PprEngine]:
-    driver = srv.install(FakeDriver())
-    runner = CypherRunner(
-        driver, "neo4j", batch_size=500, max_retries=1, sleep=lambda _: None, jitter=lambda: 0.0
-    )  # type: ignore[arg-type]
-    catalogs: dict[tuple[ProjectionKind, GraphJoin | None], ProjectionCatalog] = {}
-
-    def catalog(kind: ProjectionKind, join: GraphJoin | None = None) -> ProjectionCatalog:
-        return catalogs.setdefault((kind, join), ProjectionCatalog(runner, "neo4j", NS, kind, join))
-
-    copy = ClientCopy(runner, NS)
-    aura = AuraPpr(copy, SESSIONS, session="s", memory=None, ttl=timedelta(minutes=5))
-    return {
-        "local": LocalPpr(copy),
-        "gds-weighted": GdsPpr(runner, catalog, NS, weighted=True),
-        "gds-linear": GdsPpr(runner, catalog, NS, weighted=False),
-        "aura": aura,
-    }
-
-
-def relative(scores: list[PassageScore]) -> list[tuple[str, float]]:
-    """Passage ids with scores over the best one: the GDS statements divide by the mass on phrases and
-    passages, the in-process engine by all of it (your nodes too); rankings and ratios agree."""
-    return [(s.passage_id, round(s.score / scores[0].score, 6)) for s in scores]
-
-
-def test_joined_walk_reaches_the_subsidiary_on_every_engine() -> None:
-    srv, _ = joined_server()
-    found: dict[str, list[list[tuple[str, float]]]] = {}
-    for name, engine in engines(srv).items():
-        globex = {"globex holdings": 1.0}  # the fake keys phrases by name
-        plain = engine.passage_scores(globex, WalkParams(0.5, 300, 1e-12), 5, 2)
-        joined = engine.passage_scores(globex, WalkParams(0.5, 300, 1e-12), 5, 2, JOIN)
-        same_as_only = engine.passage_scores(globex, WalkParams(0.5, 300, 1e-12), 5, 2, GraphJoin())
-        walk = engine.passage_node_scores(globex, {}, WalkParams(0.5, 300, 1e-12), 5, 2, JOIN)
-        walk_plain = engine.passage_node_scores(globex, {}, WalkParams(0.5, 300, 1e-12), 5, 2)
-        assert [s.passage_id for s in plain] == ["globex"] == [s.passage_id for s in same_as_only], name
-        assert [s.passage_id for s in joined] == ["globex", "acme"], name  # not initech: KNOWS not followed
-        assert [s.passage_id for s in walk] == ["globex", "acme"], name
-        assert [s.passage_id for s in walk_plain] == ["globex"], name
-        found[name] = [relative(joined), relative(walk)]
-    assert found["local"] == found["gds-weighted"] == found["gds-linear"] == found["aura"]
-    infix = join_infix(JOIN)[:-1]  # joined.<digest>
-    assert {f"hipporag-phrases.{infix}-v1", f"hipporag-passages.{infix}-v1"} <= set(SESSIONS.constructed)
-    joined_projections = [name for name in srv.catalog if join_infix(JOIN) in name]
-    assert len(joined_projections) == 2  # one per kind, beside the plain ones and the SAME_AS-only ones
-    sizes = sorted(len(srv.catalog[n].iids) for n in joined_projections)
-    assert sizes == [6 + 3, 6 + 3 + 3]  # phrases (+ passages) + c1, p1, c2 (x touches no linked node)

@@ -44,7 +44,6 @@ from hipporag_neo4j.stores.neo4j.cypher import (
 )
 from hipporag_neo4j.stores.neo4j.projection import graph_name
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner, batches
-from tests.support.neo4j_emulation import FakeGraph, FakeProjection, FakeServer
 from tests.support.neo4j_fake import FakeDriver, server
 from tests.support.neo4j_store_fakes import open_store, opened_driver, passage, settings, vec, write_driver
 
@@ -708,52 +707,7 @@ def test_without_a_shared_bookmark_manager_the_fake_flags_stale_reads() -> None:
 
 
 # --- issue 9, item 6: exact re-scoring of vector-index candidates --------------------------------
-
-
-def embedded_server(quantum: float = 1 / 64) -> tuple[FakeServer, FakeGraph]:
-    g = FakeGraph()
-    rng = np.random.default_rng(3)
-    for i in range(30):
-        v = rng.standard_normal(8)
-        g.phrase("kb", f"ph{i:02d}", f"phrase {i}", embedding=list(v / np.linalg.norm(v)))
-    for i in range(12):
-        v = rng.standard_normal(8)
-        g.passage("kb", f"p{i:02d}", embedding=list(v / np.linalg.norm(v)))
-    for i in range(40):  # another namespace crowding the shared indexes
-        v = rng.standard_normal(8)
-        g.phrase("other", f"x{i}", embedding=list(v / np.linalg.norm(v)))
-    return FakeServer(g, quantum=quantum), g
-
-
-def exact_cosine(a: Any, b: Any) -> float:
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
-
-
-def test_vector_scores_are_exact_cosines_not_quantized_index_scores() -> None:
-    srv, g = embedded_server()
-    driver = srv.install(opened_driver())
-    store = open_store(driver)
-    query = np.asarray(g.nodes[g.iid("Phrase", "kb", "ph05")].props["embedding"], dtype=np.float32)  # type: ignore[index]
-    query = (query + 0.3 * np.eye(8, dtype=np.float32)[0]) / np.linalg.norm(
-        query + 0.3 * np.eye(8, dtype=np.float32)[0]
-    )
-    hits = store.nearest_phrases(np.stack([query]), top_k=5, min_similarity=0.0)[0]
-    assert hits
-    for hit in hits:
-        stored = g.nodes[g.iid("Phrase", "kb", hit.id)].props["embedding"]  # type: ignore[index]
-        assert hit.similarity == pytest.approx(exact_cosine(stored, query), abs=1e-6)
-    assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
-    # the threshold applies to the exact score: a phrase just above it is kept
-    threshold = hits[2].similarity - 1e-5
-    kept = store.nearest_phrases(np.stack([query]), top_k=5, min_similarity=threshold)[0]
-    assert [h.id for h in kept] == [h.id for h in hits[:3]]
-    dense = store.view().dense_passage_scores(query, 4)
-    for item in dense:
-        stored = g.nodes[g.iid("Passage", "kb", item.passage_id)].props["embedding"]  # type: ignore[index]
-        assert item.score == pytest.approx(exact_cosine(stored, query), abs=1e-6)
-    statements = [load_query(n).text for n in ("vector_phrases", "vector_passages", "vector_facts")]
-    assert all("vector.similarity.cosine" in t for t in statements)
+# (the exact scores, thresholds and over-fetching on a server: tests/neo4j/test_neo4j_vector_doctor_live.py)
 
 
 def test_a_quantized_lowest_score_just_under_the_threshold_fetches_again() -> None:
@@ -768,48 +722,21 @@ def test_a_quantized_lowest_score_just_under_the_threshold_fetches_again() -> No
 # --- issue 7: fact search -------------------------------------------------------------------------
 
 
-def test_nearest_facts_over_fetch_past_other_namespaces_and_score_exactly() -> None:
-    srv, g = embedded_server()
-    rng = np.random.default_rng(11)
-    target = rng.standard_normal(8)
-    target /= np.linalg.norm(target)
-    for i in range(3):  # ours, moderately close
-        v = target + 0.6 * rng.standard_normal(8)
-        g.fact("kb", f"f{i}", f"ph{i:02d}", "relates to", f"ph{i + 1:02d}", list(v / np.linalg.norm(v)))
-    g.fact("kb", "f-tie-b", "ph05", "is", "ph06", list(target))
-    g.fact("kb", "f-tie-a", "ph07", "is", "ph08", list(target))
-    for i in range(40):  # closer, in another namespace
-        v = target + 0.01 * rng.standard_normal(8)
-        g.fact("other", f"o{i}", "x1", "is", "x2", list(v / np.linalg.norm(v)))
-    driver = srv.install(opened_driver())
-    store = open_store(driver, vector_search="index")
-    hits = store.view().nearest_facts(target.astype(np.float32), 4)
-    assert [h.id for h in hits][:2] == ["f-tie-a", "f-tie-b"]  # ties by id
-    assert len(hits) == 4 and all(h.id.startswith("f") for h in hits)
-    assert hits[0].similarity == pytest.approx(1.0, abs=1e-6)
-    third = hits[2]
-    node = g.nodes[g.iid("Fact", "kb", third.id)]  # type: ignore[index]
-    assert third.similarity == pytest.approx(exact_cosine(node.props["embedding"], target), abs=1e-6)
-    i = int(third.id[1:])
-    assert (third.subject_id, third.subject, third.predicate, third.object_id, third.object) == (
-        f"ph{i:02d}",
-        f"phrase {i}",
-        "relates to",
-        f"ph{i + 1:02d}",
-        f"phrase {i + 1}",
-    )
-    fetches = [c.params["fetch"] for c in driver.named("vector_facts")]
-    assert fetches == [20, 80]  # the other namespace filled the first fetch
-    assert store.view().nearest_facts(target.astype(np.float32), 0) == []
-
-
 def test_nearest_facts_use_search_on_2026() -> None:
-    srv, g = embedded_server()
-    g.fact("kb", "f1", "ph01", "is", "ph02", g.nodes[g.iid("Phrase", "kb", "ph01")].props["embedding"])  # type: ignore[index]
-    driver = srv.install(opened_driver(version="2026.04.0", gds="2.26.0"))
+    """Neo4j 2026.04+ (neither live pair: 2026.01 and 5.26 use db.index.vector.queryNodes): the Cypher 25
+    SEARCH statement, with the index of the query's dimension spliced in."""
+    match = {"id": "f1", "subject_id": "ph01", "subject": "phrase 1", "predicate": "is", "object_id": "ph02",
+             "object": "phrase 2", "score": 0.9}  # fmt: skip
+    driver = opened_driver(version="2026.04.0", gds="2.26.0")
+    driver.on("vector_facts_search", [{"fetched": 1, "matches": [match]}])
     store = open_store(driver, vector_search="index")
-    assert [h.id for h in store.view().nearest_facts(np.ones(8, dtype=np.float32) / np.sqrt(8), 3)] == ["f1"]
+    hits = store.view().nearest_facts(np.ones(8, dtype=np.float32) / np.sqrt(8), 3)
+    assert [h.id for h in hits] == ["f1"] and hits[0].similarity == pytest.approx(0.8)
     assert driver.named("vector_facts_search") and not driver.named("vector_facts")
+    [call] = driver.named("vector_facts_search")
+    assert call.params["namespace"] == "kb" and call.params["fetch"] == 19 and len(call.params["vector"]) == 8
+    spliced = next(text for name, text in driver.spliced if name == "vector_facts_search")
+    assert spliced.count("_embedding_8") == 1
 
 
 # --- issue 9, item 8: one synonym rule on both stores --------------------------------------------
@@ -866,33 +793,17 @@ def test_capability_notes_make_no_claim_that_gds_and_the_local_engine_disagree()
     assert "lets the mass of a dangling node" not in (engines.__doc__ or "")
 
 
-def test_doctor_names_the_engine_the_gds_status_and_the_projection_memory(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from hipporag_neo4j.diagnostics import doctor
-    from hipporag_neo4j.settings import Settings
-
-    srv, _ = embedded_server()
-    driver = srv.install(server(FakeDriver(), version="2025.04.0", gds="2.17.0"))
-    srv.catalog["hipporag.neo4j.kb.v3"] = FakeProjection("hipporag.neo4j.kb.v3", [1, 2, 3], [])
-    srv.catalog["hipporag.neo4j.other.v9"] = FakeProjection("hipporag.neo4j.other.v9", [1], [])
+def test_doctor_warns_when_gds_is_sandboxed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No live server here sandboxes GDS; doctor's report of a usable GDS (the engine auto runs, the
+    projections' memory) is tests/neo4j/test_neo4j_vector_doctor_live.py."""
     import neo4j
 
-    monkeypatch.setattr(neo4j.GraphDatabase, "driver", lambda *a, **k: driver)
-    from hipporag_neo4j.settings import StoreSettings
+    from hipporag_neo4j.diagnostics import doctor
+    from hipporag_neo4j.settings import Settings, StoreSettings
 
     settings = Settings(
         store=StoreSettings(backend="neo4j"), neo4j=Neo4jSettings(uri="neo4j://x:7687", namespace="kb")
     )
-    status, detail, data = doctor._neo4j_store(settings)
-    # a namespace this small: auto runs the in-process engine, and doctor says so (GDS runs above the size)
-    assert status == "ok" and "PPR engine: local (neo4j.ppr_engine=auto): auto runs in process" in detail
-    assert "above that size: GDS 2.17.0" in detail and data["ppr_engine_runs"] == "local"
-    assert (
-        "hipporag.neo4j.kb.v3 3 KiB" in detail and "other" not in detail.split("projections")[1].split(";")[0]
-    )
-    assert data["gds_projections"][0]["size_in_bytes"] == 3072
-
     restricted = server(FakeDriver(), gds="2.13.2").on(
         "server_gds_probe", ClientError("... is sandboxed ...")
     )
