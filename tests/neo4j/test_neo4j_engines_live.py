@@ -47,7 +47,13 @@ from hipporag_neo4j.stores.neo4j.engines.gds import MAX_ATTEMPTS
 from hipporag_neo4j.stores.neo4j.projection import graph_name, graph_prefix, namespace_prefix
 from tests.support.corpora import unit
 from tests.support.live_driver import RecordingDriver, recorded_store
-from tests.support.neo4j_support import TEST_EMBEDDING_DIM, neo4j_settings_or_skip, run_cypher
+from tests.support.neo4j_support import (
+    TEST_EMBEDDING_DIM,
+    neo4j_server_or_skip,
+    neo4j_settings_or_skip,
+    run_cypher,
+    server_has_gds,
+)
 
 pytestmark = pytest.mark.neo4j
 
@@ -388,6 +394,13 @@ def projections_on_server(settings: Neo4jSettings) -> set[str]:
         prefix=namespace_prefix(settings.database, settings.namespace),
     )
     return {str(r["graphName"]) for r in rows}
+
+
+def needs_gds() -> None:
+    """Skip on a server without the GDS plugin (CI's LTS run without GDS): the store refuses
+    ``ppr_engine=gds`` there, before any engine is built."""
+    if not server_has_gds(neo4j_server_or_skip()):
+        pytest.skip("needs GDS on the server")
 
 
 def gds_form(store: Neo4jStore) -> str:
@@ -840,6 +853,7 @@ def test_the_local_engine_reads_the_graph_once_per_version(lab: Lab) -> None:
 
 
 def test_passage_rankings_on_gds_are_one_statement_each(shared: Shared, lab: Lab) -> None:
+    needs_gds()
     store, driver = lab.recorded(shared.settings.model_copy(update={"ppr_engine": "gds"}))
     form = gds_form(store)
     store.view().graph_passage_scores({"ph03": 1.0}, DEFAULTS, 5, 2)  # projects
@@ -858,6 +872,7 @@ def test_passage_rankings_on_gds_are_one_statement_each(shared: Shared, lab: Lab
 
 
 def test_close_drops_the_projections_this_process_made_only(lab: Lab) -> None:
+    needs_gds()
     settings = lab.written(ppr_engine="gds")
     ours = lab.store(settings)
     gds_form(ours)
@@ -915,6 +930,7 @@ class Proxy:
 
 
 def test_closing_survives_an_unreachable_server(lab: Lab) -> None:
+    needs_gds()
     settings = lab.written(ppr_engine="gds")
     host, port = (settings.uri or "").removeprefix("bolt://").removeprefix("neo4j://").rsplit(":", 1)
     proxy = Proxy(host, int(port))
@@ -935,6 +951,7 @@ def test_closing_survives_an_unreachable_server(lab: Lab) -> None:
 
 def test_the_linear_fallback_hands_many_seeds_to_the_in_process_engine(lab: Lab) -> None:
     """One GDS run per seed is fine for a few phrase seeds; HippoRAG 2 may seed every passage."""
+    needs_gds()
     settings = lab.written(corpus(n_passages=80), ppr_engine="gds")
     store, driver = lab.recorded(settings)
     engine = linear_engine(store)
@@ -979,6 +996,7 @@ def top_store(lab: Lab, shared: Shared, top: int | None) -> tuple[Neo4jStore, Re
 
 @pytest.mark.parametrize("top", [3, 8])
 def test_the_cut_aggregates_only_the_walks_best_phrases(shared: Shared, lab: Lab, top: int) -> None:
+    needs_gds()
     store, driver = top_store(lab, shared, top)
     if gds_form(store) != "weighted":
         pytest.skip(WEIGHTED_ONLY)
@@ -994,6 +1012,7 @@ def test_the_cut_aggregates_only_the_walks_best_phrases(shared: Shared, lab: Lab
 
 
 def test_a_cut_above_the_nodes_reached_gives_the_exact_scores(shared: Shared, lab: Lab) -> None:
+    needs_gds()
     store, driver = top_store(lab, shared, 10_000)
     if gds_form(store) != "weighted":
         pytest.skip(WEIGHTED_ONLY)
@@ -1006,6 +1025,7 @@ def test_a_cut_above_the_nodes_reached_gives_the_exact_scores(shared: Shared, la
 def test_unset_runs_the_exact_statement_and_the_linear_form_ignores_the_setting(
     shared: Shared, lab: Lab
 ) -> None:
+    needs_gds()
     unset, unset_driver = top_store(lab, shared, None)
     if gds_form(unset) == "weighted":
         unset.view().graph_passage_scores(PHRASE_SEEDS, EXACT, 5, 2)

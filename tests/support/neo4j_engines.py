@@ -1,4 +1,4 @@
-"""Shared test helpers."""
+"""The Aura tests' corpus, reference scores and emulated store (unit/stores/neo4j/test_neo4j_aura.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,7 @@ from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import PassageScore
 from hipporag_neo4j.stores.neo4j import Neo4jStore
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
-from hipporag_neo4j.stores.neo4j.engines import GdsPpr, LocalPpr, PprEngine
-from hipporag_neo4j.stores.neo4j.projection import (
-    ProjectionCatalog,
-    ProjectionKind,
-)
+from hipporag_neo4j.stores.neo4j.engines import LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 from tests.support.neo4j_emulation import FakeGraph, FakeServer
 from tests.support.neo4j_fake import FakeDriver, server
@@ -28,26 +24,15 @@ DAMPING = 0.5
 
 
 class Process:
-    """One process talking to the shared emulated server: its driver, runner, catalogs and engine."""
+    """One process talking to the emulated server: its driver, runner, copy and in-process engine."""
 
     def __init__(self, srv: FakeServer, engine: str) -> None:
+        assert engine == "local", "the GDS engines run on the live servers (tests/neo4j/)"
         self.server = srv
         self.driver = srv.install(FakeDriver())
         self.runner = runner_for(self.driver)
-        self.catalogs: dict[ProjectionKind, ProjectionCatalog] = {}
-        self.engine: PprEngine
         self.copy = ClientCopy(self.runner, NS)
-        if engine == "local":
-            self.engine = LocalPpr(self.copy)
-        else:
-            weighted = engine == "gds-weighted"
-            many_seeds = None if weighted else LocalPpr(self.copy)
-            self.engine = GdsPpr(self.runner, self.catalog, NS, weighted=weighted, many_seeds=many_seeds)
-
-    def catalog(self, kind: ProjectionKind) -> ProjectionCatalog:
-        if kind not in self.catalogs:
-            self.catalogs[kind] = ProjectionCatalog(self.runner, "neo4j", NS, kind)
-        return self.catalogs[kind]
+        self.engine: PprEngine = LocalPpr(self.copy)
 
 
 def corpus(seed: int = 7, n_phrases: int = 40, n_passages: int = 30) -> FakeGraph:
@@ -177,17 +162,3 @@ def runner_for(driver: FakeDriver) -> CypherRunner:
 
 def settings(**kw: Any) -> Neo4jSettings:
     return Neo4jSettings(uri="neo4j://localhost:7687", namespace=NS, **kw)
-
-
-def unit(*values: float) -> list[float]:
-    v = np.asarray(values, dtype=np.float64)
-    return [float(x) for x in v / np.linalg.norm(v)]
-
-
-def with_vectors(g: FakeGraph) -> FakeGraph:
-    """Give every phrase and passage of the namespace a 3-d vector (the corpus has none)."""
-    rng = np.random.default_rng(3)
-    for node in g.nodes.values():
-        if node.namespace == NS and node.label in ("Phrase", "Passage"):
-            node.props["embedding"] = unit(*rng.standard_normal(3))
-    return g

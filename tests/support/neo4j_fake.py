@@ -12,8 +12,9 @@ bookmark; a read transaction whose session did not start from the latest write's
 by a follower that has not applied it, and its calls are recorded with ``causal=False``. Sessions that
 share a bookmark manager (``neo4j.GraphDatabase.bookmark_manager()``) carry the bookmarks forward.
 
-What the statements compute (Cypher and GDS over an in-memory graph) is emulated apart, in
-:mod:`tests.support.neo4j_emulation`, for the tests that need answers computed rather than programmed.
+What a live server computes is tested on one (tests/neo4j/, through :mod:`tests.support.live_driver`,
+which names the statements as this fake does); :mod:`tests.support.neo4j_emulation` computes the graph
+reads of the Aura tests only (no Aura account here).
 """
 
 from __future__ import annotations
@@ -93,10 +94,7 @@ class FakeTransaction:
         self.driver.calls.append(
             Call(name, params, self.id, self.access_mode, self.database, causal=self.causal)
         )
-        records = self.driver.respond(name, params)
-        for hook in list(self.driver.after_statement):
-            hook(name)
-        return FakeResult(records)
+        return FakeResult(self.driver.respond(name, params))
 
     def commit(self) -> None:
         assert self.state == "open"
@@ -172,7 +170,6 @@ class FakeDriver:
     bookmark_count: int = 0
     latest_write_bookmark: str | None = None
     sessions_bookmark_managers: list[Any] = field(default_factory=list)
-    after_statement: list[Callable[[str], None]] = field(default_factory=list)
     spliced: list[tuple[str, str]] = field(default_factory=list)  # (name, text) of spliced statements
 
     def on(self, name: str, *responses: Response) -> FakeDriver:
@@ -200,10 +197,6 @@ class FakeDriver:
         **kw: Any,
     ) -> FakeSession:
         return FakeSession(self, database, default_access_mode, bookmark_manager)
-
-    def text(self, name: str) -> str:
-        """The shipped text of statement ``name`` (emulators check what it computes)."""
-        return next(text for text, n in self.names.items() if n == name)
 
     def verify_connectivity(self) -> None:
         pass

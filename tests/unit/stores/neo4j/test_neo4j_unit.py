@@ -1,7 +1,8 @@
 """The Python around the Neo4j store's Cypher, against the recorded-result fake driver (no server):
 loader, batching, transient retries, bookmarks, capability decisions (GDS absent, sandboxed, old),
 doctor, over-fetching and exactly re-scored vector look-ups (phrases, passages, facts), ingestion and
-delete sequencing. The PPR engines and projections are in test_neo4j_engines.py."""
+delete sequencing. The PPR engines and projections run on a live server
+(tests/neo4j/test_neo4j_engines_live.py)."""
 
 from __future__ import annotations
 
