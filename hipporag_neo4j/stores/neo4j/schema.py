@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from hipporag_neo4j.errors import ModelMismatchError, StoreError
 from hipporag_neo4j.stores.base import SCHEMA_VERSION, StoreMeta
@@ -147,10 +148,7 @@ def ensure_vector_indexes(runner: CypherRunner, embedding_dim: int) -> None:
             "(DROP INDEX <name>) and open the store again to re-create them"
         )
     if not all(n in existing for n in names):
-        try:
-            runner.run_script("schema_vector_indexes", splice_dim=embedding_dim, dimension=embedding_dim)
-        except StoreError:  # another process created one between our look and our create
-            runner.run_script("schema_vector_indexes", splice_dim=embedding_dim, dimension=embedding_dim)
+        _run_schema_script(runner, "schema_vector_indexes", splice_dim=embedding_dim, dimension=embedding_dim)
     await_vector_indexes(runner, embedding_dim)
 
 
@@ -222,12 +220,39 @@ def drop_unused_vector_indexes(runner: CypherRunner, embedding_dim: int) -> bool
     return True
 
 
-def _run_schema_script(runner: CypherRunner, name: str) -> None:
-    try:
-        runner.run_script(name)
-    except StoreError:
-        # two processes creating the same constraint at once: the loser sees it existing on a re-run
-        runner.run_script(name)
+#: What the server says to an ``IF NOT EXISTS`` create that raced another transaction creating the same
+#: index or constraint: the other one committed first, so it exists now.
+CREATED_MEANWHILE = frozenset(
+    {
+        "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+        "Neo.ClientError.Schema.IndexAlreadyExists",
+        "Neo.ClientError.Schema.ConstraintAlreadyExists",
+    }
+)
+#: Attempts of a schema script while other processes create the same rules (each lost race is one rule
+#: another process made; the scripts hold at most five).
+SCHEMA_ATTEMPTS = 8
+
+
+def _created_meanwhile(exc: StoreError) -> bool:
+    return getattr(exc.__cause__, "code", None) in CREATED_MEANWHILE
+
+
+def _run_schema_script(
+    runner: CypherRunner, name: str, *, splice_dim: int | None = None, **params: Any
+) -> None:
+    """Run a script of ``IF NOT EXISTS`` creates. Processes opening a store at once create the same rules
+    one statement after another, so each can lose a race on any statement (the loser is told the rule
+    already exists): the script is run again, its created rules now no-ops, until it passes. Any other
+    failure is retried once (a rule made between our look and our create, on servers that word it
+    otherwise)."""
+    for attempt in range(1, SCHEMA_ATTEMPTS + 1):
+        try:
+            runner.run_script(name, splice_dim=splice_dim, **params)
+            return
+        except StoreError as exc:
+            if attempt == SCHEMA_ATTEMPTS or (attempt > 1 and not _created_meanwhile(exc)):
+                raise
 
 
 def ensure_schema(

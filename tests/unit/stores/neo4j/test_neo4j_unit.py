@@ -31,7 +31,7 @@ from hipporag_neo4j.stores.base import (
     PhraseRecord,
     SynonymEdge,
 )
-from hipporag_neo4j.stores.neo4j import Neo4jStore, graph_model
+from hipporag_neo4j.stores.neo4j import Neo4jStore, graph_model, schema
 from hipporag_neo4j.stores.neo4j.capabilities import decide, detect, parse_version
 from hipporag_neo4j.stores.neo4j.cypher import (
     CypherQuery,
@@ -283,6 +283,55 @@ def test_detect_asks_plugins_before_calling_them() -> None:
 
 
 # --- the store ----------------------------------------------------------------------------------
+
+
+def created_meanwhile() -> ClientError:
+    """What Neo4j answers an ``IF NOT EXISTS`` create racing another transaction's create of that index
+    (seen live on 2026.01.4 with processes opening the same new dimension at once)."""
+    error = ClientError._hydrate_neo4j(
+        code="Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+        message="An equivalent index already exists",
+    )
+    assert isinstance(error, ClientError)
+    return error
+
+
+def test_open_survives_other_processes_creating_the_same_indexes_one_after_another() -> None:
+    """Another process creates the three vector indexes one statement after another while this one does:
+    this open loses the race on the passage index, then (re-running the script) on the fact index, and
+    still opens, each created index awaited. Before, a second lost race failed the open."""
+    driver = opened_driver()
+    driver.on("schema_vector_indexes#1", created_meanwhile(), [])
+    driver.on("schema_vector_indexes#2", created_meanwhile(), [])
+    open_store(driver)
+    ran = [n for n in driver.names_run() if n.startswith("schema_vector_indexes")]
+    assert ran == [
+        "schema_vector_indexes#0",
+        "schema_vector_indexes#1",  # lost
+        "schema_vector_indexes#0",
+        "schema_vector_indexes#1",
+        "schema_vector_indexes#2",  # lost
+        "schema_vector_indexes#0",
+        "schema_vector_indexes#1",
+        "schema_vector_indexes#2",
+    ]
+    assert len(driver.named("schema_await_index")) == 3
+
+
+def test_a_schema_failure_that_is_not_a_lost_race_is_raised_after_one_retry() -> None:
+    driver = opened_driver()
+    driver.on("schema_vector_indexes#0", ClientError("Invalid input 'VECTOR'"))
+    with pytest.raises(StoreError, match="schema_vector_indexes"):
+        open_store(driver)
+    assert len(driver.named("schema_vector_indexes#0")) == 2
+
+
+def test_a_lost_race_that_never_ends_is_raised() -> None:
+    driver = opened_driver()
+    driver.on("schema_constraints#0", created_meanwhile())
+    with pytest.raises(StoreError, match="equivalent index already exists"):
+        open_store(driver)
+    assert len(driver.named("schema_constraints#0")) == schema.SCHEMA_ATTEMPTS
 
 
 def test_constructor_does_no_io_and_satisfies_the_protocol() -> None:
