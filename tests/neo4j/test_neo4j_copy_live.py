@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.graph import ppr
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge, WalkParams
@@ -28,6 +27,7 @@ from hipporag_neo4j.stores.memory.vector_index import VectorSearch
 from hipporag_neo4j.stores.neo4j import Neo4jStore, client_copy
 from tests.support.live_driver import RecordingDriver, recorded_store
 from tests.support.neo4j_support import TEST_EMBEDDING_DIM, neo4j_settings_or_skip, run_cypher
+from tests.support.reference_ppr import reference_ppr
 
 pytestmark = pytest.mark.neo4j
 
@@ -123,29 +123,13 @@ def reference_scores(c: Corpus, seeds: dict[str, float]) -> dict[str, float]:
     """PPR (igraph semantics, converged) over the phrases of ``c``: each (passage, fact) statement adds 1
     to its pair's undirected weight, each synonym pair its score."""
     ids = list(dict.fromkeys(p.id for p in c.phrases))
-    index = {pid: i for i, pid in enumerate(ids)}
     relation = [
-        (index[f.subject_id], index[f.object_id], 1.0)
+        (f.subject_id, f.object_id, 1.0)
         for r in {r.passage.id: r for r in c.records}.values()
         for f in {f.id: f for f in r.facts}.values()
     ]
-    synonym = [(index[e.source_id], index[e.target_id], e.score) for e in c.synonyms]
-
-    def adjacency(edges: list[tuple[int, int, float]]) -> Any:
-        return ppr.symmetric_adjacency(
-            np.asarray([s for s, _, _ in edges], dtype=np.int64),
-            np.asarray([t for _, t, _ in edges], dtype=np.int64),
-            np.asarray([w for _, _, w in edges], dtype=np.float64),
-            len(ids),
-        )
-
-    transition, dangling = ppr.transition_matrix(adjacency(relation) + adjacency(synonym))
-    reset = np.zeros(len(ids))
-    for phrase_id, w in seeds.items():
-        if phrase_id in index:
-            reset[index[phrase_id]] += w
-    scores = ppr.personalized_pagerank(transition, dangling, reset, DAMPING, 2000, 1e-15)
-    return {pid: float(scores[i]) for pid, i in index.items()}
+    synonym = [(e.source_id, e.target_id, e.score) for e in c.synonyms]
+    return reference_ppr(ids, relation + synonym, seeds, DAMPING)
 
 
 def reference_passage_scores(c: Corpus, seeds: dict[str, float], limit: int) -> list[tuple[str, float]]:

@@ -28,7 +28,6 @@ import numpy as np
 import pytest
 
 from hipporag_neo4j.errors import StoreError
-from hipporag_neo4j.graph import ppr
 from hipporag_neo4j.models import Passage
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import (
@@ -54,6 +53,7 @@ from tests.support.neo4j_support import (
     run_cypher,
     server_has_gds,
 )
+from tests.support.reference_ppr import reference_ppr
 
 pytestmark = pytest.mark.neo4j
 
@@ -193,24 +193,12 @@ class Graph:
         nodes = [("Phrase", p) for p in sorted(self.phrases)]
         if passage_seeds is not None:
             nodes += [("Passage", d) for d in self.passages]
-        index = {node: i for i, node in enumerate(nodes)}
         edges = [(("Phrase", s), ("Phrase", t), w) for s, t, w in self.edges]
         if passage_seeds is not None:
             edges += [(("Passage", d), ("Phrase", p), 1.0) for (d, p) in self.mentions]
-        adjacency = ppr.symmetric_adjacency(
-            np.array([index[s] for s, _, _ in edges], dtype=np.int64),
-            np.array([index[t] for _, t, _ in edges], dtype=np.int64),
-            np.array([w for _, _, w in edges], dtype=np.float64),
-            len(nodes),
-        )
-        transition, dangling = ppr.transition_matrix(adjacency)
-        reset = np.zeros(len(nodes))
-        for label, weights in (("Phrase", seeds), ("Passage", passage_seeds or {})):
-            for node_id, w in weights.items():
-                if (label, node_id) in index and w > 0:
-                    reset[index[(label, node_id)]] += w
-        found = ppr.personalized_pagerank(transition, dangling, reset, DAMPING, 2000, 1e-15)
-        return {node: float(found[i]) for node, i in index.items()}
+        weights = {("Phrase", k): w for k, w in seeds.items()}
+        weights.update({("Passage", k): w for k, w in (passage_seeds or {}).items()})
+        return reference_ppr(nodes, edges, weights, DAMPING)
 
     def phrase_scores(self, seeds: Mapping[str, float]) -> dict[str, float]:
         return {node_id: s for (_, node_id), s in self.scores(seeds).items() if s > 0}

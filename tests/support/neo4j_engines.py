@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from hipporag_neo4j.graph import ppr
 from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import PassageScore
 from hipporag_neo4j.stores.neo4j import Neo4jStore
@@ -16,6 +15,7 @@ from hipporag_neo4j.stores.neo4j.engines import LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner
 from tests.support.neo4j_emulation import FakeGraph, FakeServer
 from tests.support.neo4j_fake import FakeDriver, server
+from tests.support.reference_ppr import reference_ppr
 
 NS = "kb"
 
@@ -68,28 +68,21 @@ def reference_scores(
 ) -> dict[tuple[str, str], float]:
     """PPR (igraph semantics, converged) over the namespace's phrases, plus its passages (MENTIONS
     weight 1) when ``passage_seeds`` is given; keys (label, id)."""
-    nodes = [("Phrase", n.iid) for n in g.of("Phrase", NS)]
+
+    def key(iid: int) -> tuple[str, str]:
+        node = g.nodes[iid]
+        return node.label, str(node.props["id"])
+
+    nodes = [key(n.iid) for n in g.of("Phrase", NS)]
     if passage_seeds is not None:
-        nodes += [("Passage", n.iid) for n in g.of("Passage", NS)]
-    index = {iid: i for i, (_, iid) in enumerate(nodes)}
-    edges = [(s, t, w) for s, t, w in g.phrase_edges(NS)]
+        nodes += [key(n.iid) for n in g.of("Passage", NS)]
+    edges = [(key(s), key(t), w) for s, t, w in g.phrase_edges(NS)]
     if passage_seeds is not None:
-        edges += [(d, q, 1.0) for (d, q) in g.mentions if d in index and q in index]
-    adjacency = ppr.symmetric_adjacency(
-        np.array([index[s] for s, _, _ in edges], dtype=np.int64),
-        np.array([index[t] for _, t, _ in edges], dtype=np.int64),
-        np.array([w for _, _, w in edges], dtype=np.float64),
-        len(nodes),
-    )
-    transition, dangling = ppr.transition_matrix(adjacency)
-    reset = np.zeros(len(nodes))
-    for label, weights in (("Phrase", seeds), ("Passage", passage_seeds or {})):
-        for node_id, w in weights.items():
-            iid = g.iid(label, NS, node_id)
-            if iid is not None and iid in index and w > 0:
-                reset[index[iid]] += w
-    scores = ppr.personalized_pagerank(transition, dangling, reset, DAMPING, 2000, 1e-15)
-    return {(label, g.nodes[iid].props["id"]): float(scores[index[iid]]) for label, iid in nodes}
+        mine = [(d, q) for (d, q) in g.mentions if g.nodes[d].namespace == g.nodes[q].namespace == NS]
+        edges += [(key(d), key(q), 1.0) for (d, q) in mine]
+    seeds_by_node = {("Phrase", k): w for k, w in seeds.items()}
+    seeds_by_node.update({("Passage", k): w for k, w in (passage_seeds or {}).items()})
+    return reference_ppr(nodes, edges, seeds_by_node, DAMPING)
 
 
 def reference_passage_scores(g: FakeGraph, seeds: dict[str, float], limit: int) -> list[tuple[str, float]]:
