@@ -119,13 +119,6 @@ class FakeGraph:
         assert s is not None and t is not None
         self.synonyms[(s, t)] = score
 
-    def delete(self, label: str, namespace: str, node_id: str) -> None:
-        iid = self.keys.pop((label, namespace, node_id))
-        del self.nodes[iid]
-        for edges in (self.mentions, self.relations, self.synonyms):
-            for key in [k for k in edges if iid in k]:
-                del edges[key]
-
     def bump(self, namespace: str) -> None:
         self.versions[namespace] = self.versions.get(namespace, 0) + 1
 
