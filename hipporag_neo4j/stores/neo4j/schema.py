@@ -229,8 +229,9 @@ CREATED_MEANWHILE = frozenset(
         "Neo.ClientError.Schema.ConstraintAlreadyExists",
     }
 )
-#: Attempts of a schema script while other processes create the same rules (each lost race is one rule
-#: another process made; the scripts hold at most five).
+#: Attempts of a schema script while other processes create the same rules: each lost race is a rule that
+#: exists from then on (a no-op on every later attempt), so a script of n rules loses at most n times,
+#: however many processes race it; the scripts hold at most five.
 SCHEMA_ATTEMPTS = 8
 
 
