@@ -25,6 +25,7 @@ from hipporag_neo4j.settings import Neo4jSettings
 from hipporag_neo4j.stores.base import FactRecord, PassageRecord, PhraseRecord, SynonymEdge, WalkParams
 from hipporag_neo4j.stores.memory.vector_index import VectorSearch
 from hipporag_neo4j.stores.neo4j import Neo4jStore, client_copy
+from tests.support import reference_ppr as reference
 from tests.support.live_driver import RecordingDriver, recorded_store
 from tests.support.neo4j_support import TEST_EMBEDDING_DIM, neo4j_settings_or_skip, run_cypher
 from tests.support.reference_ppr import reference_ppr
@@ -134,13 +135,12 @@ def reference_scores(c: Corpus, seeds: dict[str, float]) -> dict[str, float]:
 
 def reference_passage_scores(c: Corpus, seeds: dict[str, float], limit: int) -> list[tuple[str, float]]:
     """HippoRAG's passage scores: each passage's mentioned phrases' PPR scores times the mention counts."""
-    scores = reference_scores(c, seeds)
-    totals = {
-        r.passage.id: sum(scores[pid] * count for pid, count in r.mentions.items())
+    mentions = [
+        (r.passage.id, pid, count)
         for r in {r.passage.id: r for r in c.records}.values()
-    }
-    ranked = sorted(((p, s) for p, s in totals.items() if s > 0), key=lambda ps: (-ps[1], ps[0]))
-    return ranked[:limit]
+        for pid, count in r.mentions.items()
+    ]
+    return reference.reference_passage_scores(reference_scores(c, seeds), mentions, limit)
 
 
 def late(name: str, seed: int, *, to: str = "ph03") -> tuple[list[PhraseRecord], list[PassageRecord]]:

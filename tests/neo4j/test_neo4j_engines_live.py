@@ -53,7 +53,7 @@ from tests.support.neo4j_support import (
     run_cypher,
     server_has_gds,
 )
-from tests.support.reference_ppr import reference_ppr
+from tests.support.reference_ppr import reference_passage_nodes, reference_passage_scores, reference_ppr
 
 pytestmark = pytest.mark.neo4j
 
@@ -207,33 +207,14 @@ class Graph:
         return self.aggregate(self.phrase_scores(seeds), limit)
 
     def aggregate(self, scores: Mapping[str, float], limit: int) -> list[tuple[str, float]]:
-        totals: dict[str, float] = {}
-        for (d, p), count in self.mentions.items():
-            if p in scores:
-                totals[d] = totals.get(d, 0.0) + scores[p] * count
-        ranked = sorted(((d, s) for d, s in totals.items() if s > 0), key=lambda ds: (-ds[1], ds[0]))
-        return ranked[:limit]
+        mentions = [(d, p, count) for (d, p), count in self.mentions.items()]
+        return reference_passage_scores(scores, mentions, limit)
 
     def passage_nodes(
         self, phrase_seeds: Mapping[str, float], passage_seeds: Mapping[str, float], limit: int, explain: int
     ) -> list[PassageScore]:
         scores = self.scores(phrase_seeds, passage_seeds)
-        ranked = sorted(
-            ((node_id, s) for (label, node_id), s in scores.items() if label == "Passage" and s > 0),
-            key=lambda ds: (-ds[1], ds[0]),
-        )[:limit]
-        out = []
-        for d, s in ranked:
-            mine = sorted(
-                (
-                    (self.phrases[p], scores[("Phrase", p)])
-                    for (m, p) in self.mentions
-                    if m == d and scores[("Phrase", p)] > 0
-                ),
-                key=lambda ns: (-ns[1], ns[0]),
-            )
-            out.append(PassageScore(d, s, mine[:explain]))
-        return out
+        return reference_passage_nodes(scores, self.phrases, list(self.mentions), limit, explain)
 
     def cut(self, seeds: Mapping[str, float], top: int, limit: int) -> list[tuple[str, float]]:
         """HippoRAG's aggregation over the reference PPR's ``top`` best phrases (scores summing to 1 over

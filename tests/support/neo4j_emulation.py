@@ -138,9 +138,6 @@ class FakeGraph:
                     edges.append((s, t, float(w)))
         return edges
 
-    def mentioned_by(self, passage_iid: int) -> list[int]:
-        return [p for (d, p) in self.mentions if d == passage_iid]
-
 
 class FakeServer:
     """Answers the in-process copy's graph reads (``client_*``) over a :class:`FakeGraph`."""

@@ -13,6 +13,7 @@ from hipporag_neo4j.stores.neo4j import Neo4jStore
 from hipporag_neo4j.stores.neo4j.client_copy import ClientCopy
 from hipporag_neo4j.stores.neo4j.engines import LocalPpr, PprEngine
 from hipporag_neo4j.stores.neo4j.runner import CypherRunner
+from tests.support import reference_ppr as reference
 from tests.support.neo4j_emulation import FakeGraph, FakeServer
 from tests.support.neo4j_fake import FakeDriver, server
 from tests.support.reference_ppr import reference_ppr
@@ -85,39 +86,27 @@ def reference_scores(
     return reference_ppr(nodes, edges, seeds_by_node, DAMPING)
 
 
+def _mentions(g: FakeGraph) -> list[tuple[str, str, int]]:
+    """The namespace's (passage id, phrase id, count) mentions."""
+    return [
+        (g.nodes[d].props["id"], g.nodes[q].props["id"], count)
+        for (d, q), count in g.mentions.items()
+        if g.nodes[d].namespace == g.nodes[q].namespace == NS
+    ]
+
+
 def reference_passage_scores(g: FakeGraph, seeds: dict[str, float], limit: int) -> list[tuple[str, float]]:
-    scores = reference_scores(g, seeds)
-    totals: dict[str, float] = {}
-    for (d, q), count in g.mentions.items():
-        if g.nodes[d].namespace == NS:
-            pid = g.nodes[d].props["id"]
-            totals[pid] = totals.get(pid, 0.0) + scores[("Phrase", g.nodes[q].props["id"])] * count
-    ranked = sorted(((p, s) for p, s in totals.items() if s > 0), key=lambda ps: (-ps[1], ps[0]))
-    return ranked[:limit]
+    scores = {node_id: s for (label, node_id), s in reference_scores(g, seeds).items() if label == "Phrase"}
+    return reference.reference_passage_scores(scores, _mentions(g), limit)
 
 
 def reference_passage_nodes(
     g: FakeGraph, phrase_seeds: dict[str, float], passage_seeds: dict[str, float], limit: int, explain: int
 ) -> list[PassageScore]:
+    names = {n.props["id"]: n.props["name"] for n in g.of("Phrase", NS)}
+    mentions = [(d, p) for d, p, _ in _mentions(g)]
     scores = reference_scores(g, phrase_seeds, passage_seeds)
-    passages = sorted(
-        ((node_id, s) for (label, node_id), s in scores.items() if label == "Passage" and s > 0),
-        key=lambda ps: (-ps[1], ps[0]),
-    )[:limit]
-    out = []
-    for pid, s in passages:
-        d = g.iid("Passage", NS, pid)
-        assert d is not None
-        mine = sorted(
-            (
-                (g.nodes[q].props["name"], scores[("Phrase", g.nodes[q].props["id"])])
-                for q in g.mentioned_by(d)
-                if scores[("Phrase", g.nodes[q].props["id"])] > 0
-            ),
-            key=lambda ns: (-ns[1], ns[0]),
-        )
-        out.append(PassageScore(pid, s, mine[:explain]))
-    return out
+    return reference.reference_passage_nodes(scores, names, mentions, limit, explain)
 
 
 PHRASE_SEEDS = {"ph03": 0.5, "ph17": 0.3, "lonely": 0.2, "nope": 0.4}
